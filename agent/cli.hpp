@@ -1,0 +1,2 @@
+#pragma once
+namespace runner::agent { int run_main(int argc, char** argv); }

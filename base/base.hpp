@@ -1,0 +1,16 @@
+// base: low-level types every part may use.
+//  - Result<T>/Error: value or errno + context chain (no exceptions for
+//    expected failures).
+//  - UniqueFd, MappedRegion: move-only RAII owners of fds and mappings.
+//  - RUNNER_LOG(category, level): leveled logging, configured by RUNNER_LOG.
+//  - ChildProcess: spawn (optionally suspended), signal, wait; owns the pid
+//    until it is reaped.
+//  - fs helpers: write a file atomically (temp name + rename).
+#pragma once
+
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+#include "base/log.hpp"
+#include "base/mapped_region.hpp"
+#include "base/result.hpp"
+#include "base/unique_fd.hpp"

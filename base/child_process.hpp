@@ -1,0 +1,80 @@
+// ChildProcess: spawns argv (no shell) with a given environment and working
+// directory, optionally suspended until release(), and owns the child until
+// it is reaped. Inherited fds above 2 are closed at exec.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "base/unique_fd.hpp"
+
+namespace runner::base {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;
+  // "KEY=VALUE" entries; std::nullopt inherits the caller's environment.
+  std::optional<std::vector<std::string>> env;
+  // Working directory; empty keeps the caller's.
+  std::string cwd;
+  // The child stops before exec until release() is called, so that it can be
+  // prepared (perf events opened on its pid) without missing anything.
+  bool suspended = false;
+  // Redirect the child's stdout/stderr (-1 keeps the caller's).
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+
+struct ExitStatus {
+  bool signaled = false;
+  int code = 0;    // exit code when !signaled
+  int signal = 0;  // terminating signal when signaled
+  // Shell convention: the exit code, or 128 + signal.
+  int shell_code() const { return signaled ? 128 + signal : code; }
+  bool success() const { return !signaled && code == 0; }
+  std::string describe() const;
+};
+
+// Resolves argv[0] against PATH like execvp (a name with '/' is taken as is).
+Result<std::string> find_executable(const std::string& name,
+                                    const std::string& path_env);
+
+class ChildProcess {
+ public:
+  static Result<ChildProcess> spawn(const SpawnOptions& options);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  // Kills (SIGKILL) and reaps a child that was never waited for.
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  // pidfd of the child when the kernel supports it, else -1.
+  int pidfd() const { return pidfd_.get(); }
+
+  // Lets a suspended child exec; reports an exec failure (e.g. ENOENT).
+  Status release();
+  Status send_signal(int signal);
+  Result<ExitStatus> wait();
+  // std::nullopt while the child still runs.
+  Result<std::optional<ExitStatus>> try_wait();
+  bool reaped() const { return reaped_; }
+
+ private:
+  ChildProcess() = default;
+  Status read_exec_status();
+
+  pid_t pid_ = -1;
+  UniqueFd pidfd_;
+  UniqueFd release_fd_;  // write end: closing it releases a suspended child
+  UniqueFd status_fd_;   // read end: EOF on exec, or the exec errno
+  bool reaped_ = false;
+  std::string path_;
+};
+
+}  // namespace runner::base

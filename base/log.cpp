@@ -1,0 +1,123 @@
+#include "base/log.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+namespace runner::base {
+namespace {
+
+struct LogState {
+  std::mutex mutex;
+  LogLevel default_level = LogLevel::kInfo;
+  std::map<std::string, LogLevel, std::less<>> levels;
+  FILE* file = nullptr;
+};
+
+LogState& state() {
+  static LogState instance;
+  return instance;
+}
+
+bool parse_level(std::string_view word, LogLevel& out) {
+  if (word == "debug" || word == "trace") out = LogLevel::kDebug;
+  else if (word == "info") out = LogLevel::kInfo;
+  else if (word == "warning" || word == "warn") out = LogLevel::kWarning;
+  else if (word == "error") out = LogLevel::kError;
+  else return false;
+  return true;
+}
+
+const char* level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarning: return "warning";
+    case LogLevel::kError: return "error";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void configure_logging(std::string_view spec) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  s.default_level = LogLevel::kInfo;
+  s.levels.clear();
+  while (!spec.empty()) {
+    size_t comma = spec.find(',');
+    std::string_view item = spec.substr(0, comma);
+    spec = comma == std::string_view::npos ? std::string_view()
+                                           : spec.substr(comma + 1);
+    size_t colon = item.find(':');
+    LogLevel level;
+    if (colon == std::string_view::npos) {
+      if (parse_level(item, level)) s.default_level = level;
+    } else if (parse_level(item.substr(colon + 1), level)) {
+      s.levels[std::string(item.substr(0, colon))] = level;
+    }
+  }
+}
+
+void configure_logging_from_env() {
+  const char* spec = std::getenv("RUNNER_LOG");
+  configure_logging(spec != nullptr ? spec : "");
+}
+
+bool log_enabled(std::string_view category, LogLevel level) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.levels.find(category);
+  LogLevel threshold = it != s.levels.end() ? it->second : s.default_level;
+  // The log file records debug messages of every category.
+  return level >= threshold || (s.file != nullptr);
+}
+
+void log_message(std::string_view category, LogLevel level,
+                 std::string_view message) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.levels.find(category);
+  LogLevel threshold = it != s.levels.end() ? it->second : s.default_level;
+  if (s.file != nullptr) {
+    std::fprintf(s.file, "[%s] %s: %.*s\n", level_name(level),
+                 std::string(category).c_str(),
+                 static_cast<int>(message.size()), message.data());
+    std::fflush(s.file);
+  }
+  if (level < threshold) return;
+  std::string line = "runner";
+  if (level != LogLevel::kInfo) {
+    line += ": ";
+    line += level_name(level);
+  }
+  if (level == LogLevel::kDebug || level == LogLevel::kError) {
+    line += " [";
+    line += category;
+    line += "]";
+  }
+  line += ": ";
+  line += message;
+  line += '\n';
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+void set_log_file(const std::string& path) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.file != nullptr) std::fclose(s.file);
+  s.file = std::fopen(path.c_str(), "we");
+}
+
+void close_log_file() {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.file != nullptr) std::fclose(s.file);
+  s.file = nullptr;
+}
+
+}  // namespace runner::base
