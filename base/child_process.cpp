@@ -51,6 +51,7 @@ ExitStatus decode_status(int status) {
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // parent gave up on us
   }
+  if (options.stdin_fd >= 0) dup2(options.stdin_fd, STDIN_FILENO);
   if (options.stdout_fd >= 0) dup2(options.stdout_fd, STDOUT_FILENO);
   if (options.stderr_fd >= 0) dup2(options.stderr_fd, STDERR_FILENO);
   int err = 0;

@@ -23,7 +23,8 @@ struct SpawnOptions {
   // The child stops before exec until release() is called, so that it can be
   // prepared (perf events opened on its pid) without missing anything.
   bool suspended = false;
-  // Redirect the child's stdout/stderr (-1 keeps the caller's).
+  // Redirect the child's stdin/stdout/stderr (-1 keeps the caller's).
+  int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
 };

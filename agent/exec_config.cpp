@@ -1,0 +1,1 @@
+// Placeholder: owned by the exec helper (runner.yml / exec-harness targets).

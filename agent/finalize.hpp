@@ -1,0 +1,36 @@
+// Turns what a run collected into the upload-ready artifacts:
+// ExecutionTimestamps.msgpack, per-ELF symbols/unwind data (through
+// symbols::build_artifacts after mapping replay + /proc backfill),
+// perf-<pid>.map copies and perf.metadata.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.hpp"
+#include "fifo/fifo.hpp"
+#include "profiler/mapping_tracker.hpp"
+#include "profiler/proc_maps.hpp"
+#include "profiler/sampler.hpp"
+#include "symbols/symbols.hpp"
+
+namespace runner::agent {
+
+struct FinalizeInput {
+  std::string folder;
+  fifo::RunData run;
+  profiler::SamplerOptions sampler_options;
+  std::optional<profiler::SamplerStats> sampler_stats;
+  std::vector<profiler::ProcSnapshot> snapshots;
+  bool profiled = false;
+};
+
+base::Status finalize_profile(FinalizeInput input);
+
+// Exposed for tests: the msgpack bytes of ExecutionTimestamps.
+std::string execution_timestamps_msgpack(const fifo::RunData& run);
+
+}  // namespace runner::agent

@@ -1,0 +1,37 @@
+// One profiled run of a benchmark command: profile folder, FIFO server,
+// suspended child, sampler, signal forwarding, then finalization (artifacts),
+// results validation and the optional report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/args.hpp"
+#include "base/result.hpp"
+#include "profiler/sampler.hpp"
+
+namespace runner::agent {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  std::string profile_folder;  // empty: ./runner-profile.<timestamp>
+  bool profile = true;
+  bool allow_no_profile = false;
+  bool allow_empty = false;
+  bool report = false;
+  profiler::SamplerOptions sampler;
+  std::string fifo_dir;  // empty: /tmp
+  int stdin_fd = -1;     // the benchmark's stdin (-1: inherited)
+};
+
+// Reads the options shared by `run` and `exec` (profile-folder, freq,
+// call-graph, event, mmap-size, ...). Errors are one-line user messages.
+base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
+                                   const std::string& command_name);
+// Parses "8M", "512K", "1G", "65536" into bytes.
+base::Result<uint64_t> parse_size(const std::string& text);
+
+// Runs the session and returns the exit code for the runner process.
+int run_session(const RunOptions& options);
+
+}  // namespace runner::agent

@@ -1,0 +1,168 @@
+// bench/overhead: the sampling cost of `runner run` against
+// `perf record -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192
+// --user-callchains -o -`, measured side by side in one interleaved run.
+//   overhead RUNNER WORKLOAD [REPS] [WORK]
+// Prints, per variant (threads, procs): median workload wall time bare,
+// under the runner and under perf record, the slowdowns and their ratio;
+// then the fixed start+stop cost of `runner run -- true` vs
+// `perf record -- true`; lost samples at dwarf,32768; the runner's own peak
+// RSS besides its ring buffers.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+
+namespace {
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  uint64_t wall_ns = 0;
+};
+
+// Runs argv with stdout captured to a file and stderr discarded.
+Outcome run(const std::vector<std::string>& argv, const std::string& tmp) {
+  Outcome o;
+  std::string out_path = tmp + "/stdout";
+  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int null = ::open("/dev/null", O_RDWR);
+  runner::base::SpawnOptions opts;
+  opts.argv = argv;
+  opts.stdout_fd = out;
+  opts.stderr_fd = null;
+  opts.stdin_fd = null;
+  uint64_t t0 = now_ns();
+  auto child = runner::base::ChildProcess::spawn(opts);
+  if (child) {
+    auto st = child->wait();
+    o.code = st ? st->shell_code() : -1;
+  }
+  o.wall_ns = now_ns() - t0;
+  ::close(out);
+  ::close(null);
+  o.out = runner::base::read_file(out_path).value_or("");
+  return o;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The workload writes its own elapsed ns to $WORKLOAD_RESULT.
+double workload_ns(const std::string& tmp) {
+  auto text = runner::base::read_file(tmp + "/result");
+  ::unlink((tmp + "/result").c_str());
+  return text ? std::atof(text->c_str()) : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: overhead RUNNER WORKLOAD [REPS] [WORK]\n");
+    return 2;
+  }
+  std::string runner = argv[1], workload = argv[2];
+  int reps = argc > 3 ? std::atoi(argv[3]) : 5;
+  std::string work = argc > 4 ? argv[4] : "40000";
+  char tmpl[] = "/tmp/runner-overhead.XXXXXX";
+  std::string tmp = ::mkdtemp(tmpl);
+  std::string perf_out = tmp + "/perf.pipedata";
+  ::setenv("WORKLOAD_RESULT", (tmp + "/result").c_str(), 1);
+
+  std::printf("bench/overhead: %d interleaved reps, work=%s\n", reps,
+              work.c_str());
+  std::printf("%-8s %12s %12s %12s %10s %10s %12s\n", "variant", "bare ms",
+              "runner ms", "perf ms", "runner +%", "perf +%", "runner/perf");
+  for (const char* variant : {"threads", "procs"}) {
+    std::vector<double> bare, with_runner, with_perf;
+    for (int rep = 0; rep < reps; ++rep) {
+      std::vector<std::string> cmd = {workload, variant, "2", work};
+      run(cmd, tmp);
+      bare.push_back(workload_ns(tmp));
+      std::vector<std::string> r = {runner, "run", "--allow-empty",
+                                    "--profile-folder", tmp + "/profile", "--"};
+      r.insert(r.end(), cmd.begin(), cmd.end());
+      run(r, tmp);
+      with_runner.push_back(workload_ns(tmp));
+      std::filesystem::remove_all(tmp + "/profile");
+      std::vector<std::string> p = {"sh", "-c",
+          "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
+          "--user-callchains -o - -- " + workload + " " + variant + " 2 " +
+          work + " > " + perf_out};
+      run(p, tmp);
+      with_perf.push_back(workload_ns(tmp));
+    }
+    double b = median(bare), r = median(with_runner), p = median(with_perf);
+    double rs = (r / b - 1) * 100, ps = (p / b - 1) * 100;
+    std::printf("%-8s %12.1f %12.1f %12.1f %9.1f%% %9.1f%% %12.2f\n", variant,
+                b / 1e6, r / 1e6, p / 1e6, rs, ps, ps > 0 ? rs / ps : 0.0);
+  }
+
+  std::vector<double> runner_true, perf_true;
+  for (int rep = 0; rep < reps; ++rep) {
+    runner_true.push_back(static_cast<double>(
+        run({runner, "run", "--allow-empty", "--profile-folder",
+             tmp + "/profile", "--", "true"},
+            tmp)
+            .wall_ns));
+    std::filesystem::remove_all(tmp + "/profile");
+    perf_true.push_back(static_cast<double>(
+        run({"sh", "-c",
+             "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
+             "--user-callchains -o - -- true > " + perf_out},
+            tmp)
+            .wall_ns));
+  }
+  std::printf("\nfixed start+stop cost: runner run -- true %.1f ms, "
+              "perf record -- true %.1f ms (ratio %.2f)\n",
+              median(runner_true) / 1e6, median(perf_true) / 1e6,
+              median(runner_true) / median(perf_true));
+
+  // Lost samples with 32 KiB stacks, and the runner's own memory.
+  auto o = run({runner, "run", "--allow-empty", "--call-graph", "dwarf,32768",
+                "--profile-folder", tmp + "/profile", "--", workload,
+                "threads", "2", work},
+               tmp);
+  auto text = runner::base::read_file(tmp + "/profile/perf.metadata");
+  if (text) {
+    auto meta = nlohmann::json::parse(*text, nullptr, false);
+    if (!meta.is_discarded() && meta.contains("runner")) {
+      const auto& r = meta["runner"];
+      std::printf("dwarf,32768 on 2 threads: %llu samples, %llu lost\n",
+                  r.value("samples", 0ull), r.value("lost_samples", 0ull));
+      double rss = r.value("max_rss_kib", 0.0) / 1024.0;
+      double rings = r.value("ring_buffers_bytes", 0.0) / (1024.0 * 1024.0);
+      std::printf("runner peak RSS %.1f MiB, of which ring buffers up to "
+                  "%.1f MiB: %.1f MiB besides them\n",
+                  rss, rings, rss - rings);
+    }
+  } else {
+    std::printf("dwarf,32768 run wrote no metadata (exit %d)\n", o.code);
+  }
+  std::filesystem::remove_all(tmp);
+  return 0;
+}

@@ -1,0 +1,310 @@
+#include "fifo/server.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <deque>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/write.hpp>
+
+#include "base/log.hpp"
+#include "fifo/codec.hpp"
+#include "fifo/fifo_files.hpp"
+#include "fifo/frame_decoder.hpp"
+
+namespace runner::fifo {
+namespace {
+
+namespace asio = boost::asio;
+
+// Replies not yet written are bounded: a client that floods commands without
+// ever reading its acks must not grow our memory without limit.
+constexpr size_t kMaxQueuedReplyBytes = 1u << 20;
+// Per-kind warnings are logged this many times, then only counted.
+constexpr uint64_t kMaxWarnings = 20;
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+struct Server::Core : std::enable_shared_from_this<Server::Core> {
+  Core(asio::io_context& io, ServerOptions opts, ServerHooks h,
+       std::unique_ptr<FifoFiles> f)
+      : ctl(io), ack(io), options(std::move(opts)), hooks(std::move(h)),
+        files(std::move(f)) {}
+
+  asio::posix::stream_descriptor ctl;
+  asio::posix::stream_descriptor ack;
+  ServerOptions options;
+  ServerHooks hooks;
+  std::unique_ptr<FifoFiles> files;
+  FrameDecoder decoder;
+  std::array<uint8_t, 64 * 1024> read_buffer{};
+  std::deque<std::vector<uint8_t>> write_queue;
+  size_t queued_bytes = 0;
+  bool writing = false;
+  bool reading = false;
+  bool closed = false;
+  uint64_t warnings = 0;
+  RunData data;
+
+  bool should_warn() {
+    if (warnings < kMaxWarnings) {
+      ++warnings;
+      return true;
+    }
+    if (warnings++ == kMaxWarnings)
+      RUNNER_LOG("fifo", kWarning)
+          << "further FIFO protocol warnings are only counted";
+    return false;
+  }
+
+  void start_read() {
+    if (closed || reading) return;
+    reading = true;
+    ctl.async_read_some(
+        asio::buffer(read_buffer),
+        [self = shared_from_this()](const boost::system::error_code& ec,
+                                    size_t n) { self->on_read(ec, n); });
+  }
+
+  void on_read(const boost::system::error_code& ec, size_t n) {
+    reading = false;
+    if (closed || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // With our own O_RDWR handle there is no EOF; anything else is fatal
+      // for the read loop.
+      RUNNER_LOG("fifo", kError) << "reading " << options.ctl_path << ": "
+                                 << ec.message();
+      return;
+    }
+    decoder.feed(std::span<const uint8_t>(read_buffer.data(), n));
+    process_frames();
+    start_read();
+  }
+
+  size_t process_frames() {
+    size_t frames = 0;
+    while (auto frame = decoder.next()) {
+      ++frames;
+      if (auto* oversized = std::get_if<OversizedFrame>(&*frame)) {
+        ++data.counters.oversized_frames;
+        if (should_warn())
+          RUNNER_LOG("fifo", kWarning)
+              << "skipping an oversized FIFO frame of "
+              << oversized->declared_size << " bytes (limit " << kMaxFrameSize
+              << ")";
+        continue;
+      }
+      const auto& payload = std::get<std::vector<uint8_t>>(*frame);
+      auto command = decode_payload(payload);
+      if (!command) {
+        ++data.counters.malformed_frames;
+        if (should_warn())
+          RUNNER_LOG("fifo", kWarning) << "failed to parse FIFO command ("
+                                       << payload.size() << " bytes): "
+                                       << command.error().what();
+        reply(Err{});
+        continue;
+      }
+      ++data.counters.commands;
+      RUNNER_LOG("fifo", kDebug) << "received " << describe(*command);
+      reply(handle(*command));
+    }
+    return frames;
+  }
+
+  Command handle(const Command& command) {
+    return std::visit(
+        [this](const auto& c) -> Command {
+          using T = std::decay_t<decltype(c)>;
+          if constexpr (std::is_same_v<T, CurrentBenchmark>) {
+            data.uri_by_ts.emplace_back(monotonic_ns(), c.uri);
+            bool known = false;
+            for (int32_t pid : data.bench_pids) known = known || pid == c.pid;
+            if (!known) {
+              data.bench_pids.push_back(c.pid);
+              if (hooks.on_new_pid) hooks.on_new_pid(c.pid);
+            }
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, StartBenchmark>) {
+            if (data.sampling) {
+              ++data.counters.duplicate_starts;
+              if (should_warn())
+                RUNNER_LOG("fifo", kWarning)
+                    << "StartBenchmark while a window is already open; ignored";
+              return Ack{};
+            }
+            // The hook (enable sampling) runs before the timestamp so that
+            // sampling brackets the window the client measures.
+            if (hooks.on_start) hooks.on_start();
+            data.markers.push_back({MarkerType::kSampleStart, monotonic_ns()});
+            data.sampling = true;
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, StopBenchmark>) {
+            if (!data.sampling) {
+              ++data.counters.unmatched_stops;
+              if (should_warn())
+                RUNNER_LOG("fifo", kWarning)
+                    << "StopBenchmark without StartBenchmark; ignored";
+              return Ack{};
+            }
+            if (hooks.on_stop) hooks.on_stop();
+            data.markers.push_back({MarkerType::kSampleEnd, monotonic_ns()});
+            data.sampling = false;
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, PingPerf>) {
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, SetIntegration>) {
+            data.integration.emplace(c.name, c.version);
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, AddMarker>) {
+            data.markers.push_back(c.marker);
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, SetVersion>) {
+            if (c.version < kMinProtocolVersion ||
+                c.version > kCurrentProtocolVersion) {
+              ++data.counters.rejected_versions;
+              if (should_warn())
+                RUNNER_LOG("fifo", kWarning)
+                    << "the benchmark speaks FIFO protocol version "
+                    << c.version << " but this runner supports versions "
+                    << kMinProtocolVersion << " to " << kCurrentProtocolVersion
+                    << "; replying Err (update the runner or the "
+                       "integration), the run continues";
+              return Err{};
+            }
+            data.protocol_version = c.version;
+            return Ack{};
+          } else if constexpr (std::is_same_v<T, GetIntegrationMode>) {
+            return IntegrationModeResponse{IntegrationMode::kWalltime};
+          } else {
+            // Ack, Err, IntegrationModeResponse only flow runner -> client.
+            ++data.counters.unexpected_commands;
+            if (should_warn())
+              RUNNER_LOG("fifo", kWarning)
+                  << "unexpected FIFO command " << describe(c)
+                  << " from the benchmark; replying Err";
+            return Err{};
+          }
+        },
+        command);
+  }
+
+  void reply(const Command& response) {
+    if (closed) return;
+    std::vector<uint8_t> frame = encode_frame(response);
+    if (queued_bytes + frame.size() > kMaxQueuedReplyBytes) {
+      ++data.counters.dropped_replies;
+      return;
+    }
+    queued_bytes += frame.size();
+    write_queue.push_back(std::move(frame));
+    start_write();
+  }
+
+  void start_write() {
+    if (writing || write_queue.empty() || closed) return;
+    writing = true;
+    // One frame (length + payload) per write: the reply is at most a few
+    // bytes, below PIPE_BUF, so it reaches the pipe atomically.
+    asio::async_write(
+        ack, asio::buffer(write_queue.front()),
+        [self = shared_from_this()](const boost::system::error_code& ec,
+                                    size_t) { self->on_write(ec); });
+  }
+
+  void on_write(const boost::system::error_code& ec) {
+    writing = false;
+    if (closed || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      data.counters.write_errors += write_queue.size();
+      RUNNER_LOG("fifo", kError) << "writing " << options.ack_path << ": "
+                                 << ec.message();
+      write_queue.clear();
+      queued_bytes = 0;
+      return;
+    }
+    queued_bytes -= write_queue.front().size();
+    write_queue.pop_front();
+    start_write();
+  }
+
+  size_t drain() {
+    if (closed) return 0;
+    size_t frames = 0;
+    for (;;) {
+      ssize_t n = ::read(ctl.native_handle(), read_buffer.data(),
+                         read_buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EAGAIN: the FIFO is empty
+      decoder.feed(std::span<const uint8_t>(read_buffer.data(),
+                                            static_cast<size_t>(n)));
+      frames += process_frames();
+    }
+    return frames;
+  }
+
+  base::Status close() {
+    if (closed) return {};
+    closed = true;
+    boost::system::error_code ignored;
+    ctl.close(ignored);
+    ack.close(ignored);
+    write_queue.clear();
+    queued_bytes = 0;
+    if (decoder.mid_frame())
+      RUNNER_LOG("fifo", kDebug) << "closing with a partial frame pending";
+    return files->remove();
+  }
+};
+
+base::Result<std::unique_ptr<Server>> Server::create(asio::io_context& io,
+                                                     ServerOptions options,
+                                                     ServerHooks hooks) {
+  RUNNER_ASSIGN_OR_RETURN(std::unique_ptr<FifoFiles> files,
+                          FifoFiles::create(options), "FIFO server");
+  base::UniqueFd ctl_fd = files->take_ctl_fd();
+  base::UniqueFd ack_fd = files->take_ack_fd();
+  auto core = std::make_shared<Core>(io, std::move(options), std::move(hooks),
+                                     std::move(files));
+  boost::system::error_code ec;
+  core->ctl.assign(ctl_fd.release(), ec);
+  if (ec) return base::Error("assign ctl FIFO: " + ec.message());
+  core->ack.assign(ack_fd.release(), ec);
+  if (ec) return base::Error("assign ack FIFO: " + ec.message());
+  return std::unique_ptr<Server>(new Server(std::move(core)));
+}
+
+Server::Server(std::shared_ptr<Core> core) : core_(std::move(core)) {}
+
+Server::~Server() {
+  auto status = close();
+  if (!status)
+    RUNNER_LOG("fifo", kWarning) << "closing: " << status.error().what();
+}
+
+const ServerOptions& Server::options() const { return core_->options; }
+void Server::start() { core_->start_read(); }
+size_t Server::drain() { return core_->drain(); }
+const RunData& Server::data() const { return core_->data; }
+RunData Server::take_data() {
+  RunData taken = std::move(core_->data);
+  core_->data = RunData{};
+  core_->data.sampling = taken.sampling;
+  return taken;
+}
+base::Status Server::close() { return core_->close(); }
+
+}  // namespace runner::fifo

@@ -1,0 +1,95 @@
+// Server: the runner end of the FIFO protocol, driven by one io_context.
+//
+// Flow: the benchmark writes frames to the ctl FIFO -> async reads feed a
+// FrameDecoder -> each well-formed command updates RunData, runs the matching
+// hook synchronously, then exactly one reply frame is queued on the ack FIFO
+// (async writes, in order). Garbage is counted and answered with Err;
+// oversized frames are counted and skipped without a reply.
+//
+// Threading: every member function must be called on the thread running the
+// io_context, or while it is not running. Hooks run on that thread, before
+// the reply is written, so the client stays blocked while they run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "base/result.hpp"
+#include "fifo/command.hpp"
+#include "fifo/server_options.hpp"
+
+namespace runner::fifo {
+
+inline constexpr uint64_t kMinProtocolVersion = 1;
+inline constexpr uint64_t kCurrentProtocolVersion = 2;
+
+struct ServerHooks {
+  // StartBenchmark opening a window: before SampleStart is timestamped.
+  std::function<void()> on_start;
+  // StopBenchmark closing a window: before SampleEnd is timestamped.
+  std::function<void()> on_stop;
+  // First CurrentBenchmark naming this pid (the process is still alive, so
+  // /proc/<pid>/maps can be snapshotted).
+  std::function<void(int32_t pid)> on_new_pid;
+};
+
+struct RunData {
+  // (CLOCK_MONOTONIC ns at receipt, uri) for each CurrentBenchmark.
+  std::vector<std::pair<uint64_t, std::string>> uri_by_ts;
+  // SampleStart/SampleEnd added by the runner + client markers as received.
+  std::vector<Marker> markers;
+  std::optional<std::pair<std::string, std::string>> integration;  // last wins
+  std::vector<int32_t> bench_pids;  // first-announcement order, no duplicates
+  std::optional<uint64_t> protocol_version;  // last accepted SetVersion
+  struct Counters {
+    uint64_t commands = 0;  // well-formed commands received
+    uint64_t malformed_frames = 0;
+    uint64_t oversized_frames = 0;
+    uint64_t unexpected_commands = 0;  // Ack/Err/IntegrationModeResponse
+    uint64_t rejected_versions = 0;
+    uint64_t duplicate_starts = 0;
+    uint64_t unmatched_stops = 0;
+    uint64_t dropped_replies = 0;  // reply queue full (client not reading)
+    uint64_t write_errors = 0;
+  } counters;
+  bool sampling = false;  // inside a StartBenchmark..StopBenchmark window
+};
+
+class Server {
+ public:
+  // Takes the lock, creates both FIFOs and opens them; nothing is read
+  // until start().
+  static base::Result<std::unique_ptr<Server>> create(
+      boost::asio::io_context& io, ServerOptions options, ServerHooks hooks);
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server();  // close()
+
+  const ServerOptions& options() const;
+  // Starts the async read loop.
+  void start();
+  // Synchronously processes whatever is already in the ctl FIFO (e.g. after
+  // the benchmark exited). Replies are queued; they are written when the
+  // io_context runs again. Returns the number of frames processed.
+  size_t drain();
+  const RunData& data() const;
+  RunData take_data();
+  // Stops I/O and removes the FIFOs and the lock file if they still are the
+  // ones we created. Idempotent.
+  base::Status close();
+
+ private:
+  struct Core;
+  explicit Server(std::shared_ptr<Core> core);
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace runner::fifo

@@ -1,0 +1,1 @@
+// Filled by its owner (see profiler/meson.build).

@@ -1,0 +1,165 @@
+#include "profiler/pipedata_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace runner::profiler {
+
+FeatureBuilder& FeatureBuilder::add_u32(uint32_t value) {
+  return add_bytes(&value, sizeof(value));
+}
+
+FeatureBuilder& FeatureBuilder::add_u64(uint64_t value) {
+  return add_bytes(&value, sizeof(value));
+}
+
+FeatureBuilder& FeatureBuilder::add_string(const std::string& value) {
+  const uint32_t len = static_cast<uint32_t>(
+      (value.size() + 1 + perf_format::kStringAlign - 1) /
+      perf_format::kStringAlign * perf_format::kStringAlign);
+  add_u32(len);
+  add_bytes(value.data(), value.size());
+  bytes_.resize(bytes_.size() + (len - value.size()), 0);
+  return *this;
+}
+
+FeatureBuilder& FeatureBuilder::add_bytes(const void* data, size_t size) {
+  const auto* begin = static_cast<const uint8_t*>(data);
+  bytes_.insert(bytes_.end(), begin, begin + size);
+  return *this;
+}
+
+FeatureBuilder& FeatureBuilder::align() {
+  bytes_.resize((bytes_.size() + 7) / 8 * 8, 0);
+  return *this;
+}
+
+base::Result<PipedataWriter> PipedataWriter::create(const std::string& path,
+                                                    size_t buffer_size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  0644);
+  if (fd < 0) return base::errno_error("open " + path);
+  PipedataWriter writer;
+  writer.fd_.reset(fd);
+  writer.path_ = path;
+  writer.buffer_.resize(buffer_size > 0 ? buffer_size : kDefaultBufferSize);
+  return writer;
+}
+
+void PipedataWriter::write_pipe_header() {
+  write_bytes(perf_format::kPipeMagic, sizeof(perf_format::kPipeMagic));
+  const uint64_t size = perf_format::kPipeHeaderSize;
+  write_bytes(&size, sizeof(size));
+}
+
+void PipedataWriter::write_attr(const perf_event_attr& attr,
+                                std::span<const uint64_t> ids) {
+  static_assert(sizeof(perf_event_attr) >= perf_format::kAttrSize);
+  perf_event_attr copy = attr;
+  copy.size = perf_format::kAttrSize;
+  perf_event_header header{};
+  header.type = perf_format::kHeaderAttr;
+  header.misc = 0;
+  header.size = static_cast<uint16_t>(sizeof(header) + perf_format::kAttrSize +
+                                      ids.size() * sizeof(uint64_t));
+  write_bytes(&header, sizeof(header));
+  write_bytes(&copy, perf_format::kAttrSize);
+  write_bytes(ids.data(), ids.size() * sizeof(uint64_t));
+}
+
+void PipedataWriter::write_feature(perf_format::FeatureId id,
+                                   std::span<const uint8_t> payload) {
+  perf_event_header header{};
+  header.type = perf_format::kHeaderFeature;
+  header.size = static_cast<uint16_t>(sizeof(header) + sizeof(uint64_t) +
+                                      payload.size());
+  const uint64_t feat_id = id;
+  write_bytes(&header, sizeof(header));
+  write_bytes(&feat_id, sizeof(feat_id));
+  write_bytes(payload.data(), payload.size());
+}
+
+void PipedataWriter::write_finished_round() {
+  perf_event_header header{};
+  header.type = perf_format::kFinishedRound;
+  header.size = sizeof(header);
+  write_bytes(&header, sizeof(header));
+}
+
+void PipedataWriter::write_record(std::span<const uint8_t> record) {
+  write_bytes(record.data(), record.size());
+}
+
+void PipedataWriter::write_bytes(const void* data, size_t size) {
+  if (failed_ || !fd_) {
+    bytes_dropped_ += size;
+    return;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  if (size > buffer_.size() - used_) {
+    flush();
+    if (failed_) {
+      bytes_dropped_ += size;
+      return;
+    }
+  }
+  if (size > buffer_.size()) {
+    // Larger than the whole buffer: write it straight through.
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd_.get(), bytes + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        fail(n < 0 ? errno : EIO, "write " + path_);
+        bytes_dropped_ += size - done;
+        return;
+      }
+      done += static_cast<size_t>(n);
+      bytes_written_ += static_cast<uint64_t>(n);
+    }
+    return;
+  }
+  std::memcpy(buffer_.data() + used_, bytes, size);
+  used_ += size;
+}
+
+void PipedataWriter::flush() {
+  if (failed_ || !fd_) {
+    bytes_dropped_ += used_;
+    used_ = 0;
+    return;
+  }
+  size_t done = 0;
+  while (done < used_) {
+    ssize_t n = ::write(fd_.get(), buffer_.data() + done, used_ - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fail(n < 0 ? errno : EIO, "write " + path_);
+      bytes_dropped_ += used_ - done;
+      break;
+    }
+    done += static_cast<size_t>(n);
+    bytes_written_ += static_cast<uint64_t>(n);
+  }
+  used_ = 0;
+}
+
+base::Status PipedataWriter::close() {
+  if (fd_) {
+    flush();
+    if (::close(fd_.release()) != 0 && !failed_) fail(errno, "close " + path_);
+  }
+  if (failed_) return base::Error(error_);
+  return {};
+}
+
+void PipedataWriter::fail(int code, const std::string& what) {
+  failed_ = true;
+  error_code_ = code;
+  error_ = what + ": " + std::strerror(code);
+}
+
+}  // namespace runner::profiler

@@ -1,0 +1,86 @@
+// PipedataWriter: writes perf's pipe format (what `perf record -o -` emits)
+// to a file: the 16-byte pipe header, HEADER_ATTR and HEADER_FEATURE
+// records, then kernel records copied verbatim, with FINISHED_ROUND markers.
+// Output is buffered. The first write error (ENOSPC, EIO, ...) is kept and
+// everything after it is dropped but counted, so the caller can keep
+// draining the kernel buffers and still finish cleanly.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "base/unique_fd.hpp"
+#include "profiler/perf_format.hpp"
+
+namespace runner::profiler {
+
+// Builds a HEADER_FEATURE payload in perf's header.c layouts.
+class FeatureBuilder {
+ public:
+  FeatureBuilder& add_u32(uint32_t value);
+  FeatureBuilder& add_u64(uint64_t value);
+  // u32 length (NUL and zero padding included, rounded up to 8) + bytes.
+  FeatureBuilder& add_string(const std::string& value);
+  FeatureBuilder& add_bytes(const void* data, size_t size);
+  // Zero-pads the payload to a multiple of 8 bytes.
+  FeatureBuilder& align();
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+class PipedataWriter {
+ public:
+  static constexpr size_t kDefaultBufferSize = 1 << 20;
+
+  PipedataWriter() = default;
+  PipedataWriter(PipedataWriter&&) = default;
+  PipedataWriter& operator=(PipedataWriter&&) = default;
+
+  // Creates (truncates) `path`.
+  static base::Result<PipedataWriter> create(
+      const std::string& path, size_t buffer_size = kDefaultBufferSize);
+
+  void write_pipe_header();
+  // attr is written as perf_format::kAttrSize bytes with attr.size set to it.
+  void write_attr(const perf_event_attr& attr, std::span<const uint64_t> ids);
+  void write_feature(perf_format::FeatureId id,
+                     std::span<const uint8_t> payload);
+  void write_finished_round();
+  // A complete record (its perf_event_header first).
+  void write_record(std::span<const uint8_t> record);
+  void write_bytes(const void* data, size_t size);
+
+  // Writes out the buffer (no fsync).
+  void flush();
+  // Flushes and closes; returns the first write error, if any.
+  base::Status close();
+
+  bool failed() const { return failed_; }
+  // strerror text with the errno name context, e.g. "write: No space left".
+  const std::string& error() const { return error_; }
+  int error_code() const { return error_code_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t bytes_dropped() const { return bytes_dropped_; }
+
+ private:
+  void fail(int code, const std::string& what);
+
+  base::UniqueFd fd_;
+  std::string path_;
+  std::vector<uint8_t> buffer_;
+  size_t used_ = 0;
+  bool failed_ = false;
+  int error_code_ = 0;
+  std::string error_;
+  uint64_t bytes_written_ = 0;
+  uint64_t bytes_dropped_ = 0;
+};
+
+}  // namespace runner::profiler

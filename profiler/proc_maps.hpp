@@ -1,0 +1,62 @@
+// /proc/<pid>/maps: the parser, and snapshots of a live process's executable
+// file mappings. A snapshot is taken while the process is alive (when a pid
+// announces itself) to backfill mappings perf never recorded (spec §5.2).
+// Mappings of deleted files are pinned: the snapshot owns an fd on the
+// mapped file, readable later through /proc/self/fd/<fd> even after the
+// process and the directory entry are gone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "base/unique_fd.hpp"
+
+namespace runner::profiler {
+
+struct ProcMapping {
+  uint64_t start = 0, end = 0, offset = 0;
+  uint32_t dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;
+  std::string perms;  // "r-xp"
+  std::string path;   // without the " (deleted)" suffix
+  bool deleted = false;
+};
+
+// Lines seen and why lines were not returned.
+struct ProcMapsStats {
+  uint64_t lines = 0, not_executable = 0, anonymous = 0, pseudo = 0,
+           malformed = 0;
+};
+
+// Executable (perms has 'x'), file-backed lines only. The path is
+// everything from the first '/' after the inode column (paths may contain
+// spaces); "[vdso]"-style pseudo paths and other non-'/' names
+// ("anon_inode:...") are skipped; a trailing " (deleted)" is stripped and
+// flagged.
+std::vector<ProcMapping> parse_proc_maps(std::string_view text,
+                                         ProcMapsStats* stats = nullptr);
+
+struct PinnedFile {
+  uint64_t start = 0, end = 0;  // the mapping the fd was opened through
+  base::UniqueFd fd;
+};
+
+struct ProcSnapshot {
+  int32_t pid = 0;
+  uint64_t timestamp = 0;  // CLOCK_MONOTONIC ns when the maps were read
+  std::vector<ProcMapping> mappings;
+  std::vector<PinnedFile> pinned;
+  ProcMapsStats stats;
+  uint64_t deleted_unreadable = 0;  // deleted mappings dropped: no fd
+};
+
+// Reads /proc/<pid>/maps. For each " (deleted)" executable mapping opens
+// /proc/<pid>/map_files/<start>-<end> (needs CAP_SYS_ADMIN) and keeps the fd;
+// when that fails the mapping is dropped and counted in deleted_unreadable.
+// A dead pid gives an Error (ENOENT/ESRCH).
+base::Result<ProcSnapshot> snapshot_proc_maps(int32_t pid);
+
+}  // namespace runner::profiler

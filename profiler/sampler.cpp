@@ -1,0 +1,557 @@
+#include "profiler/sampler.hpp"
+
+#include <linux/perf_event.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/fs.hpp"
+#include "base/log.hpp"
+#include "base/unique_fd.hpp"
+#include "profiler/perf_event.hpp"
+#include "profiler/perf_format.hpp"
+#include "profiler/pipedata_writer.hpp"
+#include "profiler/probe.hpp"
+#include "profiler/ring_buffer.hpp"
+
+namespace runner::profiler {
+namespace {
+
+constexpr int kDrainTimeoutMs = 100;
+constexpr const char* kTrackingName = "dummy:u";
+
+struct EventChoice {
+  uint32_t type;
+  uint64_t config;
+  std::string name;
+};
+
+uint64_t page_size() { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
+
+uint64_t now_ns(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+base::Error open_error(base::Error error) {
+  std::string text = error.message() + ": " + explain_open_error(error.code());
+  return base::Error(std::move(text), error.code());
+}
+
+perf_event_attr sampling_attr(const SamplerOptions& options,
+                              const EventChoice& event,
+                              uint64_t mmap_size) {
+  perf_event_attr attr{};
+  attr.size = perf_format::kAttrSize;
+  attr.type = event.type;
+  attr.config = event.config;
+  attr.freq = 1;
+  attr.sample_freq = options.frequency;
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+                     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+  if (options.call_graph == CallGraphMode::kDwarf) {
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
+    attr.sample_stack_user = options.stack_size;
+    // The user part of the stack is unwound from the copy; a frame-pointer
+    // user callchain would only cost bytes (perf does the same).
+    attr.exclude_callchain_user = 1;
+  }
+  attr.disabled = 1;
+  attr.inherit = 1;
+  attr.exclude_kernel = options.user_only ? 1 : 0;
+  attr.exclude_hv = options.user_only ? 1 : 0;
+  attr.exclude_callchain_kernel = options.user_only ? 1 : 0;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.sample_id_all = 1;
+  // Wake the drain thread when a quarter of the buffer is filled.
+  attr.watermark = 1;
+  attr.wakeup_watermark = static_cast<uint32_t>(mmap_size / 4);
+  if (!options.tracking_event) {
+    // Without the side-band event the sampling event reports mappings and
+    // tasks itself (only while enabled), like a plain `perf record`.
+    attr.mmap = 1;
+    attr.mmap2 = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+  }
+  return attr;
+}
+
+// Always enabled from the child's exec on (enable_on_exec), so MMAP2, COMM,
+// FORK and EXIT records arrive even while sampling is disabled. A dummy
+// event never overflows, so it produces no samples.
+perf_event_attr tracking_attr(const SamplerOptions& options) {
+  perf_event_attr attr{};
+  attr.size = perf_format::kAttrSize;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.sample_period = 1;
+  // Same id/is position as the sampling event (IDENTIFIER first in samples,
+  // last in sample_id) so perf can tell the two events apart.
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+                     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                     PERF_SAMPLE_PERIOD;
+  attr.disabled = 1;
+  attr.enable_on_exec = 1;
+  attr.inherit = 1;
+  attr.exclude_kernel = options.user_only ? 1 : 0;
+  attr.exclude_hv = options.user_only ? 1 : 0;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.sample_id_all = 1;
+  return attr;
+}
+
+bool is_missing_event_error(int err) {
+  return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL;
+}
+
+base::Result<EventChoice> choose_event(const SamplerOptions& options,
+                                       pid_t pid, int cpu) {
+  EventChoice cycles{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"};
+  EventChoice cpu_clock{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+                        "cpu-clock"};
+  if (options.event == "cycles") return cycles;
+  if (options.event == "cpu-clock") return cpu_clock;
+  if (options.event == "task-clock")
+    return EventChoice{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+                       "task-clock"};
+  // auto: probe cycles with the real attributes (disabled, never mmapped).
+  auto probe = PerfEvent::open(sampling_attr(options, cycles, kDefaultMmapSize),
+                               pid, cpu);
+  if (probe) return cycles;
+  if (!is_missing_event_error(probe.error().code()))
+    return open_error(std::move(probe).error());
+  RUNNER_LOG("profiler", kInfo)
+      << "no hardware cycles event (" << probe.error().what()
+      << "), sampling cpu-clock";
+  return cpu_clock;
+}
+
+std::vector<std::string> self_cmdline() {
+  std::vector<std::string> args;
+  auto text = base::read_file("/proc/self/cmdline");
+  if (!text) return args;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\0', start);
+    if (end == std::string::npos) end = text->size();
+    args.push_back(text->substr(start, end - start));
+    start = end + 1;
+  }
+  return args;
+}
+
+uint64_t total_mem_kb() {
+  auto text = base::read_file("/proc/meminfo");
+  if (!text) return 0;
+  size_t pos = text->find("MemTotal:");
+  if (pos == std::string::npos) return 0;
+  return std::strtoull(text->c_str() + pos + 9, nullptr, 10);
+}
+
+struct EventDesc {
+  perf_event_attr attr;
+  std::string name;
+  std::vector<uint64_t> ids;
+};
+
+void write_features(PipedataWriter& writer,
+                    const std::vector<EventDesc>& events) {
+  utsname uts{};
+  ::uname(&uts);
+  writer.write_feature(perf_format::kFeatHostname,
+                       FeatureBuilder().add_string(uts.nodename).bytes());
+  writer.write_feature(perf_format::kFeatOsRelease,
+                       FeatureBuilder().add_string(uts.release).bytes());
+  writer.write_feature(perf_format::kFeatVersion,
+                       FeatureBuilder().add_string("runner").bytes());
+  writer.write_feature(perf_format::kFeatArch,
+                       FeatureBuilder().add_string(uts.machine).bytes());
+  // nr_cpus_avail (configured) then nr_cpus_online.
+  const long configured = ::sysconf(_SC_NPROCESSORS_CONF);
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  writer.write_feature(perf_format::kFeatNrCpus,
+                       FeatureBuilder()
+                           .add_u32(static_cast<uint32_t>(configured))
+                           .add_u32(static_cast<uint32_t>(online))
+                           .bytes());
+  if (uint64_t mem = total_mem_kb(); mem != 0)
+    writer.write_feature(perf_format::kFeatTotalMem,
+                         FeatureBuilder().add_u64(mem).bytes());
+  FeatureBuilder cmdline;
+  std::vector<std::string> args = self_cmdline();
+  cmdline.add_u32(static_cast<uint32_t>(args.size()));
+  for (const std::string& arg : args) cmdline.add_string(arg);
+  writer.write_feature(perf_format::kFeatCmdline, cmdline.align().bytes());
+  // event_desc: nr, attr size, then per event attr, nr_ids, name, ids.
+  FeatureBuilder desc;
+  desc.add_u32(static_cast<uint32_t>(events.size()))
+      .add_u32(perf_format::kAttrSize);
+  for (const EventDesc& event : events) {
+    desc.add_bytes(&event.attr, perf_format::kAttrSize)
+        .add_u32(static_cast<uint32_t>(event.ids.size()))
+        .add_string(event.name)
+        .add_bytes(event.ids.data(), event.ids.size() * sizeof(uint64_t));
+  }
+  writer.write_feature(perf_format::kFeatEventDesc, desc.bytes());
+  // clockid: resolution in ns of the sample clock.
+  timespec res{};
+  ::clock_getres(CLOCK_MONOTONIC, &res);
+  uint64_t res_ns = static_cast<uint64_t>(res.tv_sec) * 1000000000ULL +
+                    static_cast<uint64_t>(res.tv_nsec);
+  writer.write_feature(perf_format::kFeatClockId,
+                       FeatureBuilder().add_u64(res_ns == 0 ? 1 : res_ns)
+                           .bytes());
+  // clock_data: version 1, clockid, wall-clock ns, clockid ns (taken
+  // together, so timestamps can be mapped to wall time).
+  const uint64_t tod = now_ns(CLOCK_REALTIME);
+  const uint64_t mono = now_ns(CLOCK_MONOTONIC);
+  writer.write_feature(perf_format::kFeatClockData,
+                       FeatureBuilder()
+                           .add_u32(1)
+                           .add_u32(CLOCK_MONOTONIC)
+                           .add_u64(tod)
+                           .add_u64(mono)
+                           .bytes());
+}
+
+}  // namespace
+
+struct Sampler::Impl {
+  struct CpuBuffer {
+    int cpu = 0;
+    PerfEvent sampling;
+    PerfEvent tracking;
+    RingBuffer ring;
+  };
+
+  SamplerOptions options;
+  std::string event_name;
+  std::vector<CpuBuffer> cpus;
+  PipedataWriter writer;
+  base::UniqueFd epoll_fd;
+  base::UniqueFd wake_fd;
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  bool finished = false;
+  mutable std::mutex mutex;
+  SamplerStats stats;
+
+  void run();
+  bool drain_pass();
+};
+
+bool Sampler::Impl::drain_pass() {
+  uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
+  for (CpuBuffer& buffer : cpus) {
+    records += buffer.ring.drain([&](std::span<const uint8_t> record) {
+      perf_event_header header;
+      std::memcpy(&header, record.data(), sizeof(header));
+      if (header.type == PERF_RECORD_SAMPLE) {
+        ++samples;
+      } else if (header.type == PERF_RECORD_LOST &&
+                 record.size() >= sizeof(header) + 2 * sizeof(uint64_t)) {
+        // struct { header; u64 id; u64 lost; sample_id }
+        uint64_t lost = 0;
+        std::memcpy(&lost, record.data() + sizeof(header) + sizeof(uint64_t),
+                    sizeof(lost));
+        ++lost_records;
+        lost_samples += lost;
+      }
+      writer.write_record(record);
+    });
+  }
+  // A round marker lets perf sort and flush what it has read so far: every
+  // record of a later pass is newer than all records of the pass before.
+  if (records > 0) {
+    writer.write_finished_round();
+    writer.flush();
+  }
+  uint64_t bad = 0;
+  for (const CpuBuffer& buffer : cpus) bad += buffer.ring.bad_records();
+  std::lock_guard<std::mutex> lock(mutex);
+  stats.samples += samples;
+  stats.lost_records += lost_records;
+  stats.lost_samples += lost_samples;
+  stats.records += records;
+  stats.drain_passes += 1;
+  stats.bad_records = bad;
+  stats.bytes_written = writer.bytes_written();
+  stats.bytes_dropped = writer.bytes_dropped();
+  if (writer.failed() && !stats.write_failed) {
+    stats.write_failed = true;
+    stats.write_error = writer.error();
+  }
+  return records > 0;
+}
+
+void Sampler::Impl::run() {
+  std::vector<epoll_event> events(cpus.size() + 1);
+  while (!stop.load(std::memory_order_acquire)) {
+    int n = ::epoll_wait(epoll_fd.get(), events.data(),
+                         static_cast<int>(events.size()), kDrainTimeoutMs);
+    for (int i = 0; i < n; ++i) {
+      // When the sampled tasks are gone the fds report EPOLLHUP forever;
+      // stop polling them (the periodic pass still drains their buffers).
+      if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0 &&
+          events[i].data.fd != wake_fd.get()) {
+        ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, events[i].data.fd, nullptr);
+      }
+    }
+    drain_pass();
+  }
+  drain_pass();
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
+    uint64_t ns = (static_cast<uint64_t>(usage.ru_utime.tv_sec) +
+                   static_cast<uint64_t>(usage.ru_stime.tv_sec)) *
+                      1000000000ULL +
+                  (static_cast<uint64_t>(usage.ru_utime.tv_usec) +
+                   static_cast<uint64_t>(usage.ru_stime.tv_usec)) *
+                      1000ULL;
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.drain_cpu_ns = ns;
+  }
+}
+
+base::Status validate_options(const SamplerOptions& options) {
+  if (options.frequency == 0)
+    return base::Error("sampling frequency must be > 0", EINVAL);
+  if (options.call_graph == CallGraphMode::kDwarf) {
+    if (options.stack_size == 0 || options.stack_size % 8 != 0 ||
+        options.stack_size > perf_format::kMaxStackSize) {
+      return base::Error("dwarf stack size " +
+                             std::to_string(options.stack_size) +
+                             " is invalid: it must be a multiple of 8 "
+                             "between 8 and " +
+                             std::to_string(perf_format::kMaxStackSize),
+                         EINVAL);
+    }
+  }
+  if (options.mmap_size != 0) {
+    const uint64_t page = page_size();
+    if (options.mmap_size < page || options.mmap_size % page != 0 ||
+        (options.mmap_size & (options.mmap_size - 1)) != 0) {
+      return base::Error("mmap size " + std::to_string(options.mmap_size) +
+                             " must be a power-of-two number of " +
+                             std::to_string(page) + "-byte pages",
+                         EINVAL);
+    }
+    if (options.mmap_size > (1ULL << 32))
+      return base::Error("mmap size " + std::to_string(options.mmap_size) +
+                             " is larger than 4 GiB per CPU",
+                         EINVAL);
+  }
+  if (options.event != "auto" && options.event != "cycles" &&
+      options.event != "cpu-clock" && options.event != "task-clock") {
+    return base::Error("unknown sampling event '" + options.event +
+                           "' (expected auto, cycles, cpu-clock or "
+                           "task-clock)",
+                       EINVAL);
+  }
+  return {};
+}
+
+base::Result<std::unique_ptr<Sampler>> Sampler::create(
+    pid_t pid, const SamplerOptions& options, const std::string& output_path) {
+  RUNNER_RETURN_IF_ERROR(validate_options(options), "sampler options");
+  RUNNER_ASSIGN_OR_RETURN(std::vector<int> cpus, online_cpus(), "sampler");
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  RUNNER_ASSIGN_OR_RETURN(EventChoice event,
+                          choose_event(options, pid, cpus.front()),
+                          "choosing the sampling event");
+  impl->event_name = event.name;
+
+  uint64_t mmap_size =
+      options.mmap_size != 0 ? options.mmap_size : kDefaultMmapSize;
+  const uint64_t min_size = std::min(mmap_size, kMinMmapSize);
+  bool shrunk = false;
+  perf_event_attr sample_attr = sampling_attr(options, event, mmap_size);
+  const perf_event_attr track_attr = tracking_attr(options);
+  std::vector<uint64_t> sample_ids, track_ids;
+
+  for (int cpu : cpus) {
+    Impl::CpuBuffer buffer;
+    buffer.cpu = cpu;
+    auto sampling = PerfEvent::open(sample_attr, pid, cpu);
+    if (!sampling)
+      return open_error(std::move(sampling).error())
+          .context("opening the " + event.name + " sampling event");
+    buffer.sampling = std::move(*sampling);
+    while (true) {
+      auto ring = RingBuffer::map(buffer.sampling.fd(), mmap_size);
+      if (ring) {
+        buffer.ring = std::move(*ring);
+        break;
+      }
+      // EPERM: the buffer does not fit in perf_event_mlock_kb plus
+      // RLIMIT_MEMLOCK; halve it (and the watermark) for every CPU.
+      if (ring.error().code() != EPERM || mmap_size / 2 < min_size) {
+        base::Error error = std::move(ring).error();
+        if (error.code() == EPERM)
+          error.context("perf ring buffer does not fit the locked-memory "
+                        "limits (raise kernel.perf_event_mlock_kb or "
+                        "ulimit -l, or run with CAP_IPC_LOCK)");
+        return std::move(error).context("cpu " + std::to_string(cpu));
+      }
+      mmap_size /= 2;
+      shrunk = true;
+      sample_attr = sampling_attr(options, event, mmap_size);
+      // The watermark is fixed at open: reopen with the smaller one.
+      auto reopened = PerfEvent::open(sample_attr, pid, cpu);
+      if (!reopened)
+        return open_error(std::move(reopened).error())
+            .context("reopening the sampling event");
+      buffer.sampling = std::move(*reopened);
+    }
+    RUNNER_ASSIGN_OR_RETURN(uint64_t sample_id, buffer.sampling.id(),
+                            "sampling event id");
+    sample_ids.push_back(sample_id);
+    if (options.tracking_event) {
+      auto tracking = PerfEvent::open(track_attr, pid, cpu);
+      if (!tracking)
+        return open_error(std::move(tracking).error())
+            .context("opening the tracking event");
+      buffer.tracking = std::move(*tracking);
+      RUNNER_RETURN_IF_ERROR(buffer.tracking.set_output(buffer.sampling),
+                             "sharing the ring buffer of cpu " +
+                                 std::to_string(cpu));
+      RUNNER_ASSIGN_OR_RETURN(uint64_t track_id, buffer.tracking.id(),
+                              "tracking event id");
+      track_ids.push_back(track_id);
+    }
+    impl->cpus.push_back(std::move(buffer));
+  }
+  if (shrunk) {
+    RUNNER_LOG("profiler", kWarning)
+        << "perf ring buffers shrunk to " << (mmap_size >> 10)
+        << " KiB per CPU by the locked-memory limits "
+           "(kernel.perf_event_mlock_kb, ulimit -l); samples may be lost";
+  }
+  // Buffers opened before a shrink kept the larger size, which is fine: the
+  // stats report the final (smallest) one.
+  impl->stats.event_name = event.name;
+  impl->stats.mmap_size_per_cpu = mmap_size;
+  impl->stats.mmap_shrunk = shrunk;
+  impl->stats.nr_cpus = impl->cpus.size();
+
+  RUNNER_ASSIGN_OR_RETURN(impl->writer, PipedataWriter::create(output_path),
+                          "creating the perf output");
+  std::vector<EventDesc> events;
+  events.push_back({sample_attr, event.name, sample_ids});
+  if (options.tracking_event)
+    events.push_back({track_attr, kTrackingName, track_ids});
+  impl->writer.write_pipe_header();
+  for (const EventDesc& desc : events) impl->writer.write_attr(desc.attr, desc.ids);
+  write_features(impl->writer, events);
+  impl->writer.flush();
+  if (impl->writer.failed())
+    return base::Error(impl->writer.error(), impl->writer.error_code())
+        .context("writing the perf output header");
+
+  impl->epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!impl->epoll_fd) return base::errno_error("epoll_create1");
+  impl->wake_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->wake_fd) return base::errno_error("eventfd");
+  auto watch = [&](int fd) -> base::Status {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(impl->epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+      return base::errno_error("epoll_ctl");
+    return {};
+  };
+  RUNNER_RETURN_IF_ERROR(watch(impl->wake_fd.get()), "drain thread");
+  for (const Impl::CpuBuffer& buffer : impl->cpus)
+    RUNNER_RETURN_IF_ERROR(watch(buffer.sampling.fd()), "drain thread");
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->run(); });
+  return std::unique_ptr<Sampler>(new Sampler(std::move(impl)));
+}
+
+Sampler::Sampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Sampler::~Sampler() {
+  if (impl_ && !impl_->finished) (void)finish();
+}
+
+base::Status Sampler::enable() {
+  for (const Impl::CpuBuffer& buffer : impl_->cpus)
+    RUNNER_RETURN_IF_ERROR(buffer.sampling.enable(),
+                           "enabling sampling on cpu " +
+                               std::to_string(buffer.cpu));
+  return {};
+}
+
+base::Status Sampler::disable() {
+  for (const Impl::CpuBuffer& buffer : impl_->cpus)
+    RUNNER_RETURN_IF_ERROR(buffer.sampling.disable(),
+                           "disabling sampling on cpu " +
+                               std::to_string(buffer.cpu));
+  return {};
+}
+
+base::Result<SamplerStats> Sampler::finish() {
+  if (impl_->finished) return stats();
+  impl_->finished = true;
+  if (base::Status disabled = disable(); !disabled) {
+    // The tasks may be gone; the final drain still runs.
+    RUNNER_LOG("profiler", kWarning) << disabled.error().what();
+  }
+  impl_->stop.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  (void)!::write(impl_->wake_fd.get(), &one, sizeof(one));
+  if (impl_->thread.joinable()) impl_->thread.join();
+  (void)impl_->writer.close();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stats.bytes_written = impl_->writer.bytes_written();
+    impl_->stats.bytes_dropped = impl_->writer.bytes_dropped();
+    if (impl_->writer.failed() && !impl_->stats.write_failed) {
+      impl_->stats.write_failed = true;
+      impl_->stats.write_error = impl_->writer.error();
+    }
+  }
+  if (impl_->stats.write_failed) {
+    RUNNER_LOG("profiler", kWarning)
+        << "perf output incomplete: " << impl_->stats.write_error << " ("
+        << impl_->stats.bytes_dropped << " bytes dropped)";
+  }
+  // Unmap and close the events now rather than at destruction.
+  impl_->cpus.clear();
+  return stats();
+}
+
+SamplerStats Sampler::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->stats;
+}
+
+const std::string& Sampler::event_name() const { return impl_->event_name; }
+
+}  // namespace runner::profiler

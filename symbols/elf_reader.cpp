@@ -1,0 +1,229 @@
+// Public ELF entry points on top of ElfImage: summary, load bias, separate
+// debug file lookup, symbol extraction (§5.5), unwind sections (§5.6).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <unordered_set>
+#include <utility>
+
+#include "base/mapped_region.hpp"
+#include "symbols/elf_image.hpp"
+#include "symbols/symbols.hpp"
+
+namespace runner::symbols {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+
+struct AddrName {
+  uint64_t addr;
+  std::string_view name;
+  bool operator==(const AddrName&) const = default;
+};
+
+struct AddrNameHash {
+  size_t operator()(const AddrName& key) const {
+    size_t h = std::hash<std::string_view>{}(key.name);
+    return h ^ (std::hash<uint64_t>{}(key.addr) + 0x9e3779b97f4a7c15ULL +
+                (h << 6) + (h >> 2));
+  }
+};
+
+constexpr std::array<uint32_t, 256> make_crc_table() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = make_crc_table();
+
+bool is_regular_file(const std::string& path, struct stat* st) {
+  return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
+}
+
+std::string hex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+std::string dirname_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+uint32_t crc32_update(uint32_t crc, const uint8_t* data, std::size_t size) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < size; ++i) {
+    crc = kCrcTable[(crc ^ data[i]) & 0xff] ^ (crc >> 8);
+  }
+  return ~crc;
+}
+
+base::Result<uint32_t> file_crc32(const std::string& path) {
+  RUNNER_ASSIGN_OR_RETURN(base::MappedRegion region,
+                          base::MappedRegion::map_file(path), "crc32");
+  return crc32_update(0, region.bytes().data(), region.size());
+}
+
+base::Result<ElfSummary> read_elf_summary(const std::string& open_path) {
+  RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
+                          "reading ELF summary");
+  return image.summary();
+}
+
+base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
+                                         uint64_t start, uint64_t end,
+                                         uint64_t offset) {
+  uint64_t mapping_size = end - start;
+  // Ends computed without overflow: a range whose end does not fit in u64
+  // cannot contain (or be contained in) a real file range.
+  auto end_of = [](uint64_t base, uint64_t size, uint64_t* out) {
+    return !__builtin_add_overflow(base, size, out);
+  };
+  uint64_t mapping_end = 0;
+  bool mapping_end_ok = end_of(offset, mapping_size, &mapping_end);
+  for (const LoadSegment& seg : loads) {
+    uint64_t seg_end = 0;
+    if (!end_of(seg.offset, seg.filesz, &seg_end)) continue;
+    // The segment's file range contains the mapping's, or (the kernel maps
+    // whole pages, so a mapping can be larger than its segment) the mapping's
+    // file range contains the segment's.
+    bool contains = mapping_end_ok && seg.offset <= offset &&
+                    mapping_end <= seg_end;
+    bool contained = mapping_end_ok && offset <= seg.offset &&
+                     seg_end <= mapping_end;
+    if (!contains && !contained) continue;
+    uint64_t seg_avma = seg.offset > offset ? start + (seg.offset - offset)
+                                            : start - (offset - seg.offset);
+    return seg_avma - seg.vaddr;  // unsigned: wraps like wrapping_sub
+  }
+  return base::Error(
+      "Could not find segment or section overlapping the file offset range");
+}
+
+std::optional<std::string> find_debug_file(const std::string& original_path,
+                                           const ElfSummary& summary,
+                                           const DebugSearch& search) {
+  struct stat original{};
+  bool have_original = ::stat(original_path.c_str(), &original) == 0;
+  auto is_original = [&](const struct stat& st) {
+    return have_original && st.st_dev == original.st_dev &&
+           st.st_ino == original.st_ino;
+  };
+  std::vector<std::string> roots;
+  for (const std::string& root : search.roots) {
+    struct stat st;
+    if (::stat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      roots.push_back(root);
+    }
+  }
+  // 1. build-id: <root>/.build-id/ab/cdef....debug
+  if (summary.build_id.size() >= 2) {
+    std::string id = hex(summary.build_id);
+    for (const std::string& root : roots) {
+      std::string candidate =
+          root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      struct stat st;
+      if (is_regular_file(candidate, &st) && !is_original(st)) return candidate;
+    }
+  }
+  // 2. .gnu_debuglink, only with a matching CRC (a stale debug file would
+  // give wrong symbols and lines).
+  if (!summary.debuglink.empty()) {
+    std::string dir = dirname_of(original_path);
+    std::vector<std::string> candidates = {
+        dir + "/" + summary.debuglink,
+        dir + "/.debug/" + summary.debuglink,
+    };
+    std::string rel_dir = dir;
+    while (!rel_dir.empty() && rel_dir.front() == '/') rel_dir.erase(0, 1);
+    for (const std::string& root : roots) {
+      candidates.push_back(root + "/" +
+                           (rel_dir.empty() ? "" : rel_dir + "/") +
+                           summary.debuglink);
+    }
+    for (const std::string& candidate : candidates) {
+      struct stat st;
+      if (!is_regular_file(candidate, &st) || is_original(st)) continue;
+      base::Result<uint32_t> crc = file_crc32(candidate);
+      if (crc && *crc == summary.debuglink_crc) return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
+                                                  const std::string& path,
+                                                  const DebugSearch& search) {
+  std::vector<Symbol> symbols;
+  RUNNER_RETURN_IF_ERROR(image.append_symbols(symbols), "reading symbols");
+
+  // Symbols of the separate debug file that the file itself lacks (stripped
+  // binaries keep only .dynsym).
+  if (std::optional<std::string> debug_path =
+          find_debug_file(path, image.summary(), search)) {
+    base::Result<ElfImage> debug = ElfImage::open(*debug_path);
+    std::vector<Symbol> extra;
+    if (debug && debug->append_symbols(extra)) {
+      std::unordered_set<AddrName, AddrNameHash> present;
+      present.reserve(symbols.size());
+      for (const Symbol& s : symbols) present.insert({s.addr, s.name});
+      for (Symbol& s : extra) {
+        if (present.count({s.addr, s.name}) == 0) {
+          symbols.push_back(std::move(s));
+        }
+      }
+    }
+  }
+
+  std::stable_sort(symbols.begin(), symbols.end(),
+                   [](const Symbol& a, const Symbol& b) {
+                     return a.addr < b.addr;
+                   });
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    Symbol& s = symbols[i];
+    if (s.size != 0) continue;
+    if (i + 1 < symbols.size()) {
+      uint64_t next = symbols[i + 1].addr;
+      s.size = next > s.addr ? next - s.addr : 0;
+    } else {
+      // perf's rule for the last symbol: up to one page past its page end.
+      uint64_t rounded = (s.addr + kPageSize - 1) / kPageSize * kPageSize;
+      s.size = rounded + kPageSize - s.addr;
+    }
+  }
+  std::erase_if(symbols, [](const Symbol& s) { return s.size == 0; });
+  if (symbols.empty()) return base::Error(std::string(kNoSymbolsMessage));
+  return symbols;
+}
+
+base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
+                                               const DebugSearch& search) {
+  RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
+                          "reading symbols");
+  return collect_symbols(image, open_path, search);
+}
+
+base::Result<UnwindData> read_unwind_data(const std::string& open_path,
+                                          const std::string& recorded_path) {
+  RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
+                          "reading unwind data");
+  return image.unwind_data(recorded_path);
+}
+
+}  // namespace runner::symbols

@@ -1,0 +1,203 @@
+// symbols: everything the runner needs from ELF/DWARF files on disk, read
+// through libelf/libdw (whose types never leave symbols/*.cpp).
+//
+// Flow: the agent collects executable mappings (from MMAP2 records or
+// /proc/<pid>/maps) as ModuleMapping values and calls build_artifacts(). That
+// groups mappings by file identity, parses each unique file exactly once on a
+// worker pool (ELF summary, symbol list, raw .eh_frame/.eh_frame_hdr, DWARF
+// file:line per symbol), writes <key>.symbols.map and <key>.unwind_data into
+// the profile folder, and returns an ArtifactSet. The ArtifactSet is plain
+// data owned by the caller; the agent turns it into walltime/perf.metadata.
+// Addresses in symbols.map, UnwindData and ModuleDebugInfo are raw ELF
+// addresses (SVMA); per-pid load biases live in PidModule.
+//
+// The lower-level functions are usable on their own (tests, `runner report`).
+// Every function is safe to call concurrently on different files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace runner::symbols {
+
+struct Symbol {
+  uint64_t addr = 0, size = 0;
+  std::string name;
+};
+
+// One PT_LOAD program header.
+struct LoadSegment {
+  uint64_t vaddr = 0, offset = 0, filesz = 0, memsz = 0;
+  uint32_t flags = 0;
+};
+
+struct ElfSummary {
+  std::vector<uint8_t> build_id;  // NT_GNU_BUILD_ID descriptor, empty if none
+  std::vector<LoadSegment> loads;  // program header order
+  uint64_t base_svma = 0;          // vaddr of the first PT_LOAD
+  std::string debuglink;           // .gnu_debuglink file name, empty if none
+  uint32_t debuglink_crc = 0;
+  bool has_debug_info = false;     // a non-empty .debug_info section in this file
+};
+
+base::Result<ElfSummary> read_elf_summary(const std::string& open_path);
+
+// Load bias of one executable mapping [start, end) at file `offset` (spec
+// §5.4): the first PT_LOAD whose file range contains the mapping's file range
+// or is contained in it; bias = runtime address of that segment - p_vaddr,
+// with wrapping arithmetic (biases may "wrap" for odd layouts).
+base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
+                                         uint64_t start, uint64_t end,
+                                         uint64_t offset);
+
+struct DebugSearch {
+  std::vector<std::string> roots = {"/usr/lib/debug"};
+};
+
+// Separate debug file of `original_path`: first <root>/.build-id/xx/rest.debug,
+// then .gnu_debuglink candidates (<dir>/<link>, <dir>/.debug/<link>,
+// <root>/<dir>/<link>) accepted only when their CRC32 matches. Roots that do
+// not exist are skipped. Never returns the original file itself.
+std::optional<std::string> find_debug_file(const std::string& original_path,
+                                           const ElfSummary& summary,
+                                           const DebugSearch& search);
+
+// Spec §5.5: .symtab then .dynsym (no filtering by kind), plus the separate
+// debug file's symbols not already present as (addr, name); empty names and
+// ARM mapping symbols dropped; sorted by addr (stable); zero sizes filled with
+// the distance to the next symbol (last: up to the next page boundary + 4096);
+// still-zero ones dropped. No symbols -> Error "No symbols found".
+base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
+                                               const DebugSearch& search);
+
+// "<addr hex> <size hex> <name>\n" per symbol, lowercase hex without 0x.
+std::string format_symbols_map(std::span<const Symbol> symbols);
+// Tolerant reader of the format above: malformed lines are skipped and
+// counted in *bad_lines (when given). Errors only when there are lines but
+// none of them is valid.
+base::Result<std::vector<Symbol>> parse_symbols_map(
+    std::string_view text, std::size_t* bad_lines = nullptr);
+
+struct Range {
+  uint64_t start = 0, end = 0;
+  bool operator==(const Range&) const = default;
+};
+
+// Pid-agnostic unwind tables of one file (bincode UnwindData V4).
+struct UnwindData {
+  std::string path;  // path string as recorded in MMAP2
+  uint64_t base_svma = 0;
+  std::optional<std::vector<uint8_t>> eh_frame_hdr;
+  std::optional<Range> eh_frame_hdr_svma;
+  std::vector<uint8_t> eh_frame;
+  Range eh_frame_svma;
+};
+
+// bincode 1.x (fixint, little endian): u32 variant tag 3 (V4), then fields.
+std::vector<uint8_t> encode_unwind_data(const UnwindData& data);
+// Accepts V4 and V3 (upgraded: hdr wrapped in Some); rejects V1/V2 and any
+// truncated or inconsistent input. Trailing bytes are ignored, as bincode's
+// default deserializer does.
+base::Result<UnwindData> decode_unwind_data(std::span<const uint8_t> bytes);
+
+// base_svma = first PT_LOAD vaddr; raw .eh_frame (required, else Error
+// "Failed to find eh_frame section") and optional .eh_frame_hdr with their
+// [addr, addr+size) ranges.
+base::Result<UnwindData> read_unwind_data(const std::string& open_path,
+                                          const std::string& recorded_path);
+
+struct DebugInfoEntry {
+  uint64_t addr = 0, size = 0;
+  std::string name, file;
+  std::optional<uint32_t> line;
+};
+
+struct ModuleDebugInfo {
+  std::string object_path;
+  uint64_t addr_min = 0, addr_max = 0;  // over entries: min addr, max addr+size
+  std::vector<DebugInfoEntry> entries;  // sorted by addr
+};
+
+// Spec §5.7: for each symbol, file:line of the outermost non-inlined frame at
+// its address (the call site of the outermost inlined call, or the line
+// table row when nothing is inlined there), from this file's DWARF or from its
+// separate debug file. Symbols without a location are skipped; no entry at
+// all -> Error.
+base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
+                                              const std::string& recorded_path,
+                                              std::span<const Symbol> symbols,
+                                              const DebugSearch& search);
+
+// ---- artifact builder --------------------------------------------------------
+
+struct ModuleMapping {
+  int32_t pid = 0;
+  std::string path;       // as recorded (MMAP2 filename / maps pathname)
+  std::string open_path;  // where to open it now (e.g. /proc/<pid>/root/...);
+                          // empty = path
+  uint64_t start = 0, end = 0, pgoff = 0;
+  uint32_t dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;  // 0 = identity unknown
+  std::optional<uint64_t> timestamp;
+};
+
+struct ArtifactOptions {
+  std::string out_dir;
+  unsigned threads = 0;  // 0 = all cores
+  bool debug_info = true;
+  DebugSearch debug;
+};
+
+// What one pid sees of one module (from its last mapping of that file).
+struct PidModule {
+  std::string key;
+  std::string path;
+  uint64_t load_bias = 0;
+  bool has_symbols = false, has_unwind = false, has_debug_info = false;
+  Range avma_range;        // mapping start..end (ProcessUnwindData)
+  uint64_t base_avma = 0;  // base_svma + load_bias (wrapping)
+  std::optional<uint64_t> timestamp;
+};
+
+struct ModuleInfo {
+  std::string key, path;
+  bool has_symbols = false, has_unwind = false, has_debug_info = false;
+  uint64_t symbols_min = 0, symbols_max_end = 0;  // for ignored_modules_by_pid
+  std::size_t symbol_count = 0;
+};
+
+struct ArtifactSet {
+  std::vector<ModuleInfo> modules;                    // sorted by key index
+  std::map<std::string, ModuleDebugInfo> debug_info;  // by key
+  std::map<int32_t, std::vector<PidModule>> by_pid;   // each sorted by key index
+  // reason -> count: "not_elf", "unreadable", "truncated", "bad_elf",
+  // "no_symbols", "no_eh_frame", "no_debug_info", "no_load_segment",
+  // "write_failed".
+  std::map<std::string, uint64_t> errors;
+  std::map<std::string, std::string> error_examples;  // reason -> "path: message"
+};
+
+// Groups mappings by file identity (path + dev/inode when known; one path
+// seen with two identities gets two keys; mappings with unknown identity join
+// the path's only/first known identity), sorts unique files by (path,
+// identity) and names them "<index>__<basename>" so the same set of files
+// always gets the same keys. Each unique file is parsed once, in parallel;
+// <key>.symbols.map and <key>.unwind_data are written atomically. Per-pid
+// load bias per mapping (last mapping of a file for a pid wins). Per-file
+// failures never stop the run: they are counted in `errors`. Only failing to
+// create out_dir is an Error.
+base::Result<ArtifactSet> build_artifacts(
+    std::span<const ModuleMapping> mappings, const ArtifactOptions& options);
+
+// Key naming helper (exposed for tests): "<index>__<basename>".
+std::string make_module_key(std::size_t index, std::string_view path);
+
+}  // namespace runner::symbols

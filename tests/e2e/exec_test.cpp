@@ -1,0 +1,163 @@
+// End-to-end tests of `runner exec` (the exec-harness under the runner).
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+
+namespace {
+
+std::vector<std::string> runner_exec(const TempDir& dir,
+                                     std::vector<std::string> extra,
+                                     std::vector<std::string> command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "exec",
+                                   "--profile-folder", dir.file("profile"),
+                                   "--fifo-dir", dir.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  if (!command.empty()) argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::vector<std::string> env_with_harness() {
+  return {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")};
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("runner exec sleep: table, 5 rounds, markers, artifacts of the child") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_exec(dir, {"--warmup-time", "0",
+                                           "--max-rounds", "5"},
+                                     {"sleep", "0.01"}),
+                         env_with_harness());
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("sleep 0.01") != std::string::npos);  // the table
+    const std::string folder = dir.file("profile");
+    auto files = list_dir(folder + "/results");
+    REQUIRE(files.size() == 1);
+    auto res = read_json_file(folder + "/results/" + files[0]);
+    REQUIRE(res["benchmarks"].size() == 1);
+    CHECK(res["benchmarks"][0]["uri"] == "exec_harness::sleep 0.01");
+    CHECK(res["benchmarks"][0]["stats"]["rounds"] == 5);
+    CHECK(res["creator"]["name"] == "exec-harness");
+    auto ts = read_msgpack_file(folder + "/ExecutionTimestamps.msgpack");
+    const auto& markers = ts["markers"];
+    REQUIRE(markers.size() == 12);
+    REQUIRE(markers[0].contains("SampleStart"));
+    REQUIRE(markers[11].contains("SampleEnd"));
+    uint64_t start = markers[0]["SampleStart"], end = markers[11]["SampleEnd"];
+    for (size_t i = 1; i <= 10; ++i) {
+      const char* name = (i % 2 == 1) ? "RoundStart" : "RoundEnd";
+      REQUIRE_MESSAGE(markers[i].contains(name), markers[i].dump());
+      uint64_t t = markers[i][name];
+      CHECK(t >= start);
+      CHECK(t <= end);
+    }
+    auto meta = read_json_file(folder + "/perf.metadata");
+    CHECK(meta["integration"][0] == "exec-harness");
+    CHECK(meta["runner"]["pid_filter"] == "all");
+    bool has_sleep = false, has_libc = false;
+    for (const auto& [key, path] : meta["path_key_to_path"].items()) {
+      std::string p = path;
+      has_sleep |= p.size() >= 6 && p.substr(p.size() - 6) == "/sleep";
+      has_libc |= p.find("libc.so.6") != std::string::npos;
+    }
+    CHECK(has_sleep);
+    CHECK(has_libc);
+  }
+
+  TEST_CASE("runner exec on a CPU-bound program shows its hot function") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_exec(dir, {"--warmup-time", "0",
+                                           "--max-rounds", "3"},
+                                     {binary("SPINNER_BIN"), "150"}),
+                         env_with_harness());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto script = perf_script(dir.file("profile/perf.pipedata"));
+    auto samples = parse_perf_script(script.out);
+    size_t hot = 0, spinner = 0;
+    for (const auto& s : samples) {
+      if (s.comm != "spinner") continue;
+      ++spinner;
+      if (!s.frames.empty() && s.frames[0].sym.find("spin_hot") != std::string::npos)
+        ++hot;
+    }
+    REQUIRE(spinner >= 50);
+    CHECK(hot * 10 >= spinner * 8);
+  }
+
+  TEST_CASE("runner exec bad input") {
+    TempDir dir;
+    auto unknown = run_process(runner_exec(dir, {"--bogus"}, {"true"}),
+                               env_with_harness());
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("unknown option") != std::string::npos);
+
+    TempDir empty_cwd;
+    auto missing = run_process(runner_exec(dir, {}, {}), env_with_harness(),
+                               empty_cwd.path());
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("missing the command") != std::string::npos);
+
+    auto nonexistent = run_process(
+        runner_exec(dir, {}, {"no-such-program-xyz"}), env_with_harness());
+    CHECK(nonexistent.exit_code == 127);
+    CHECK(nonexistent.err.find("no-such-program-xyz") != std::string::npos);
+    CHECK_FALSE(file_exists(dir.file("profile")));  // nothing half-written
+
+    auto bad_duration = run_process(
+        runner_exec(dir, {"--warmup-time", "soon"}, {"true"}),
+        env_with_harness());
+    CHECK(bad_duration.exit_code != 0);
+  }
+
+  TEST_CASE("runner exec: a command that crashes mid-run") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(
+        runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "3"},
+                    {"sh", "-c", "echo about-to-crash >&2; kill -SEGV $$"}),
+        env_with_harness());
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("about-to-crash") != std::string::npos);
+    CHECK(list_dir(dir.file("profile/results")).empty());
+  }
+
+  TEST_CASE("runner exec with runner.yml benchmarks") {
+    skip_unless_perf_events();
+    TempDir dir;
+    TempDir cwd;
+    REQUIRE(runner::base::write_file_atomic(
+        cwd.file("runner.yml"),
+        std::string_view("options:\n"
+                         "  warmup-time: 0s\n"
+                         "  max-rounds: 2\n"
+                         "benchmarks:\n"
+                         "  - name: short-sleep\n"
+                         "    exec: sleep 0.01\n"
+                         "  - exec: \"true\"\n"
+                         "    options:\n"
+                         "      max-rounds: 3\n")));
+    auto r = run_process(runner_exec(dir, {}, {}), env_with_harness(),
+                         cwd.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto files = list_dir(dir.file("profile/results"));
+    REQUIRE(files.size() == 1);
+    auto res = read_json_file(dir.file("profile/results/" + files[0]));
+    REQUIRE(res["benchmarks"].size() == 2);
+    CHECK(res["benchmarks"][0]["name"] == "short-sleep");
+    CHECK(res["benchmarks"][0]["stats"]["rounds"] == 2);
+    CHECK(res["benchmarks"][1]["stats"]["rounds"] == 3);
+  }
+}

@@ -1,0 +1,219 @@
+// End-to-end tests of sampling (issue: perf_event_open over the process
+// tree, only inside benchmark windows, perf.pipedata read by `perf script`).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+
+namespace {
+
+std::vector<std::string> runner_run(const TempDir& dir,
+                                    std::vector<std::string> extra,
+                                    std::vector<std::string> command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
+                                   "--profile-folder", dir.file("profile"),
+                                   "--fifo-dir", dir.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+struct Window {
+  uint64_t start = 0, end = 0;
+};
+
+std::vector<Window> sample_windows(const nlohmann::json& ts) {
+  std::vector<Window> windows;
+  for (const auto& m : ts["markers"]) {
+    if (m.contains("SampleStart")) windows.push_back({m["SampleStart"], 0});
+    if (m.contains("SampleEnd") && !windows.empty())
+      windows.back().end = m["SampleEnd"];
+  }
+  return windows;
+}
+
+bool no_warnings(const std::string& err) {
+  std::string lower = err;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  return lower.find("warning") == std::string::npos &&
+         lower.find("error") == std::string::npos;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("dwarf samples of the example: perf reads them, hot function leads") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(
+        dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "3", "--only", "fib"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("cpu-clock") != std::string::npos);  // event used is said
+    const std::string pipedata = dir.file("profile/perf.pipedata");
+    auto script = perf_script(pipedata);
+    CHECK_MESSAGE(no_warnings(script.err), script.err);
+    auto samples = parse_perf_script(script.out);
+    REQUIRE(samples.size() >= 20);
+    size_t fib_leaf = 0, with_main = 0;
+    for (const auto& s : samples) {
+      REQUIRE_FALSE(s.frames.empty());
+      if (s.frames[0].sym.find("fib") != std::string::npos) ++fib_leaf;
+      for (const auto& f : s.frames)
+        if (f.sym == "main") { ++with_main; break; }
+    }
+    CHECK(fib_leaf * 10 >= samples.size() * 8);
+    // DWARF unwinding by perf reaches main for most samples.
+    CHECK(with_main * 10 >= samples.size() * 8);
+    auto report = run_process({"perf", "report", "-i", pipedata, "--stdio"});
+    CHECK(report.exit_code == 0);
+    CHECK_MESSAGE(no_warnings(report.err), report.err);
+    CHECK(report.out.find("fib") != std::string::npos);
+    // Counters land in perf.metadata.
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    CHECK(meta["runner"]["event"] == "cpu-clock");
+    CHECK(meta["runner"]["samples"].get<uint64_t>() == samples.size());
+    CHECK(meta["runner"]["lost_samples"] == 0);
+  }
+
+  TEST_CASE("no sample lies outside the SampleStart/SampleEnd windows") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(
+        dir, {}, {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    auto windows = sample_windows(ts);
+    REQUIRE(windows.size() == 2);
+    auto script = perf_script(dir.file("profile/perf.pipedata"),
+                              {"--show-mmap-events"});
+    auto samples = parse_perf_script(script.out);
+    REQUIRE(samples.size() > 50);
+    std::set<int> window1_pids, window2_comms_pids;
+    std::set<std::string> window2_comms;
+    for (const auto& s : samples) {
+      bool inside = false;
+      for (size_t w = 0; w < windows.size(); ++w) {
+        if (s.time_ns >= windows[w].start && s.time_ns <= windows[w].end) {
+          inside = true;
+          if (w == 0) window1_pids.insert(s.pid);
+          if (w == 1) window2_comms.insert(s.comm);
+        }
+      }
+      CHECK_MESSAGE(inside, "sample at ", s.time_ns, " outside all windows");
+    }
+    // Window 1: the parent and its two forked workers were all sampled.
+    CHECK(window1_pids.size() >= 3);
+    // Window 2: the program exec'd while sampling was off was sampled and
+    // its MMAP2 record is there (always-on tracking event).
+    CHECK(window2_comms.count("child_prog") == 1);
+    std::string child_path = binary("CHILD_PROG_BIN");
+    CHECK(script.out.find("PERF_RECORD_MMAP2") != std::string::npos);
+    CHECK(script.out.find(child_path) != std::string::npos);
+    size_t child_hot = 0, child_samples = 0;
+    for (const auto& s : samples) {
+      if (s.comm != "child_prog") continue;
+      ++child_samples;
+      if (!s.frames.empty() && s.frames[0].sym.find("child_hot") != std::string::npos)
+        ++child_hot;
+    }
+    CHECK(child_hot * 10 >= child_samples * 8);
+  }
+
+  TEST_CASE("frame-pointer mode") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(
+        dir, {"--call-graph", "fp"},
+        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto script = perf_script(dir.file("profile/perf.pipedata"));
+    CHECK_MESSAGE(no_warnings(script.err), script.err);
+    auto samples = parse_perf_script(script.out);
+    REQUIRE(samples.size() >= 10);
+    size_t deep = 0;
+    for (const auto& s : samples) {
+      bool has_main = false;
+      for (const auto& f : s.frames) has_main |= f.sym == "main";
+      if (s.frames.size() >= 3 && has_main) ++deep;
+    }
+    CHECK(deep * 10 >= samples.size() * 8);
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    CHECK(meta["runner"]["call_graph"] == "fp");
+  }
+
+  TEST_CASE("a benchmark that exits while sampling is enabled") {
+    skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(dir, {"--allow-empty"},
+                                    {binary("EXIT_IN_WINDOW_BIN")}));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    auto script = perf_script(dir.file("profile/perf.pipedata"));
+    auto samples = parse_perf_script(script.out);
+    CHECK(samples.size() >= 50);
+    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    REQUIRE(ts["markers"].size() == 1);  // SampleStart, never ended
+    CHECK(ts["markers"][0].contains("SampleStart"));
+  }
+
+  TEST_CASE("unprivileged run as nobody") {
+    skip_unless_perf_events();
+    if (::getuid() != 0) {
+      MESSAGE("not root: cannot switch to nobody; skipping this case");
+      return;
+    }
+    TempDir dir;
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    std::vector<std::string> argv = {"setpriv", "--reuid=nobody",
+                                     "--regid=nogroup", "--clear-groups"};
+    auto inner = runner_run(
+        dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"});
+    argv.insert(argv.end(), inner.begin(), inner.end());
+    auto r = run_process(argv);
+    INFO(r.err);
+    int paranoid = 2;
+    if (auto text = runner::base::read_file("/proc/sys/kernel/perf_event_paranoid"))
+      paranoid = std::atoi(text->c_str());
+    if (paranoid <= 2) {
+      REQUIRE(r.exit_code == 0);
+      auto script = perf_script(dir.file("profile/perf.pipedata"));
+      CHECK(parse_perf_script(script.out).size() >= 10);
+    } else {
+      CHECK(r.exit_code != 0);
+      CHECK(r.err.find("perf_event_paranoid") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("refused sampling without --allow-no-profile does not start the benchmark") {
+    skip_unless_perf_events();
+    TempDir dir;
+    // An impossible event makes perf_event_open fail for sure.
+    auto r = run_process(runner_run(dir, {"--event", "cycles"},
+                                    {"touch", dir.file("ran")}));
+    if (r.exit_code == 0) {
+      MESSAGE("this machine has a PMU: cycles works, nothing to check");
+      return;
+    }
+    CHECK(r.err.find("--allow-no-profile") != std::string::npos);
+    CHECK_FALSE(file_exists(dir.file("ran")));
+    auto allowed = run_process(runner_run(
+        dir, {"--event", "cycles", "--allow-no-profile", "--allow-empty"},
+        {"touch", dir.file("ran")}));
+    CHECK(allowed.exit_code == 0);
+    CHECK(file_exists(dir.file("ran")));
+  }
+}

@@ -1,0 +1,43 @@
+// Exec'd by mp_bench between two benchmark windows: waits for a byte on
+// stdin, spins in child_hot(), then announces its own pid so the runner
+// snapshots its /proc/<pid>/maps while it is alive.
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "integrations/client/instrument_hooks.hpp"
+
+namespace {
+
+volatile uint64_t g_sink = 0;
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+__attribute__((noinline)) void child_hot(int ms) {
+  uint64_t end = now_ns() + static_cast<uint64_t>(ms) * 1000000ull;
+  uint64_t x = 7;
+  while (now_ns() < end) {
+    for (int i = 0; i < 10000; ++i) x = x * 2862933555777941757ull + 3;
+  }
+  g_sink = g_sink + x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ms = argc > 1 ? std::atoi(argv[1]) : 300;
+  char go;
+  if (read(STDIN_FILENO, &go, 1) != 1) return 3;
+  child_hot(ms);
+  runner::client::InstrumentHooks hooks;
+  hooks.set_executed_benchmark(static_cast<int32_t>(getpid()),
+                               "tests/e2e/programs/child_prog.cpp::announce");
+  return 0;
+}

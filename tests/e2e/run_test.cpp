@@ -1,0 +1,238 @@
+// End-to-end tests of `runner run` (FIFO protocol, timestamps, exit codes,
+// robustness of the FIFO paths) with the real binary and real programs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using runner::testing::binary;
+using runner::testing::file_exists;
+using runner::testing::read_json_file;
+using runner::testing::read_msgpack_file;
+using runner::testing::run_process;
+using runner::testing::TempDir;
+
+namespace {
+
+std::vector<std::string> runner_run(const TempDir& dir,
+                                    std::vector<std::string> extra,
+                                    std::vector<std::string> command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
+                                   "--profile-folder", dir.file("profile"),
+                                   "--fifo-dir", dir.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("runner --help, --version and bad options") {
+    auto help = run_process({binary("RUNNER_BIN"), "--help"});
+    CHECK(help.exit_code == 0);
+    for (const char* cmd : {"run", "exec", "report", "doctor"})
+      CHECK(help.out.find(cmd) != std::string::npos);
+    auto version = run_process({binary("RUNNER_BIN"), "--version"});
+    CHECK(version.exit_code == 0);
+    CHECK(version.out.rfind("runner ", 0) == 0);
+    for (const char* cmd : {"run", "exec", "report", "doctor"}) {
+      auto sub = run_process({binary("RUNNER_BIN"), cmd, "--help"});
+      CHECK_MESSAGE(sub.exit_code == 0, cmd);
+      CHECK(sub.out.find("Usage: runner ") != std::string::npos);
+    }
+    auto run_help = run_process({binary("RUNNER_BIN"), "run", "--help"});
+    for (const char* opt : {"--profile-folder", "--freq", "--call-graph",
+                            "--mmap-size", "--no-tracking-event",
+                            "--no-profile", "--allow-empty", "--report"})
+      CHECK_MESSAGE(run_help.out.find(opt) != std::string::npos, opt);
+    auto bad = run_process({binary("RUNNER_BIN"), "run", "--bogus", "--", "true"});
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("unknown option '--bogus'") != std::string::npos);
+    CHECK(bad.err.find('\n') == bad.err.size() - 1);  // one line
+    auto unknown = run_process({binary("RUNNER_BIN"), "frobnicate"});
+    CHECK(unknown.exit_code == 2);
+    auto missing = run_process({binary("RUNNER_BIN"), "run"});
+    CHECK(missing.exit_code == 2);
+    CHECK(missing.err.find("missing the benchmark command") != std::string::npos);
+  }
+
+  TEST_CASE("the example benchmark: timestamps, metadata and results") {
+    runner::testing::skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string folder = dir.file("profile");
+    auto ts = read_msgpack_file(folder + "/ExecutionTimestamps.msgpack");
+    REQUIRE(ts.is_object());
+    REQUIRE(ts["uri_by_ts"].size() == 3);
+    std::vector<std::string> uris;
+    for (const auto& e : ts["uri_by_ts"]) {
+      REQUIRE(e.size() == 2);
+      uris.push_back(e[1].get<std::string>());
+    }
+    CHECK(uris[0] == "integrations/examples/bench_example.cpp::fib");
+    CHECK(uris[1] == "integrations/examples/bench_example.cpp::memcpy");
+    CHECK(uris[2] == "integrations/examples/bench_example.cpp::sort");
+    // Per benchmark: SampleStart, 2 x (RoundStart, RoundEnd), SampleEnd
+    // (the client sends the round markers before StopBenchmark).
+    const auto& markers = ts["markers"];
+    REQUIRE(markers.size() == 3 * 6);
+    for (size_t b = 0; b < 3; ++b) {
+      const auto& start = markers[b * 6];
+      const auto& end = markers[b * 6 + 5];
+      REQUIRE(start.contains("SampleStart"));
+      REQUIRE(end.contains("SampleEnd"));
+      uint64_t s = start["SampleStart"], e = end["SampleEnd"];
+      CHECK(s < e);
+      for (size_t k = 1; k <= 4; ++k) {
+        const auto& m = markers[b * 6 + k];
+        const char* name = (k % 2 == 1) ? "RoundStart" : "RoundEnd";
+        REQUIRE_MESSAGE(m.contains(name), m.dump());
+        uint64_t t = m[name];
+        CHECK(t >= s);
+        CHECK(t <= e);
+      }
+      // The URI is announced after the window closed.
+      CHECK(ts["uri_by_ts"][b][0].get<uint64_t>() >= e);
+    }
+    auto meta = read_json_file(folder + "/perf.metadata");
+    CHECK(meta["version"] == 1);
+    CHECK(meta["integration"] ==
+          nlohmann::json::array({"runner-example", "0.1.0"}));
+    CHECK(meta["uri_by_ts"] == ts["uri_by_ts"]);
+    CHECK(meta["markers"] == ts["markers"]);
+    CHECK(meta["ignored_modules"] == nlohmann::json::array());
+    auto results = runner::testing::list_dir(folder + "/results");
+    REQUIRE(results.size() == 1);
+    auto res = read_json_file(folder + "/results/" + results[0]);
+    CHECK(res["benchmarks"].size() == 3);
+    CHECK(r.err.find("fib") != std::string::npos);  // the results table
+    // FIFOs and lock removed at exit.
+    CHECK_FALSE(file_exists(dir.file("runner.ctl.fifo")));
+    CHECK_FALSE(file_exists(dir.file("runner.ack.fifo")));
+    CHECK_FALSE(file_exists(dir.file("runner.fifo.lock")));
+  }
+
+  TEST_CASE("exit code of the benchmark is the runner's") {
+    TempDir dir;
+    auto r = run_process(
+        runner_run(dir, {"--allow-empty"}, {"sh", "-c", "exit 3"}));
+    CHECK(r.exit_code == 3);
+    auto killed = run_process(
+        runner_run(dir, {"--allow-empty"}, {"sh", "-c", "kill -9 $$"}));
+    CHECK(killed.exit_code == 137);
+    CHECK(killed.err.find("killed by signal 9") != std::string::npos);
+    CHECK_FALSE(file_exists(dir.file("runner.ctl.fifo")));
+    CHECK_FALSE(file_exists(dir.file("runner.fifo.lock")));
+    // ExecutionTimestamps is still written.
+    CHECK(file_exists(dir.file("profile/ExecutionTimestamps.msgpack")));
+  }
+
+  TEST_CASE("no results is a clear failure; --allow-empty relaxes it") {
+    TempDir dir;
+    auto r = run_process(runner_run(dir, {}, {"true"}));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("did not produce any CodSpeed result") !=
+          std::string::npos);
+    CHECK(r.err.find("SetIntegration") != std::string::npos);  // warning
+    auto ok = run_process(runner_run(dir, {"--allow-empty"}, {"true"}));
+    CHECK(ok.exit_code == 0);
+  }
+
+  TEST_CASE("a missing command fails clearly and starts nothing") {
+    TempDir dir;
+    auto r = run_process(runner_run(dir, {}, {"no-such-command-xyz"}));
+    CHECK(r.exit_code == 127);
+    CHECK(r.err.find("command not found: no-such-command-xyz") !=
+          std::string::npos);
+    CHECK_FALSE(file_exists(dir.file("runner.ctl.fifo")));
+  }
+
+  TEST_CASE("garbage frames get Err and the stream stays usable") {
+    runner::testing::skip_unless_perf_events();
+    TempDir dir;
+    auto r = run_process(runner_run(dir, {}, {binary("GARBAGE_CLIENT_BIN")}));
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("garbage replies: 6 6 6") != std::string::npos);
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    CHECK(meta["runner"]["fifo"]["malformed_frames"] == 3);
+    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    REQUIRE(ts["uri_by_ts"].size() == 1);
+  }
+
+  TEST_CASE("stale FIFOs, a stale lock and a planted symlink are handled") {
+    runner::testing::skip_unless_perf_events();
+    TempDir dir;
+    // A crashed runner left a FIFO, a regular file and a lock of a dead pid.
+    REQUIRE(::mkfifo(dir.file("runner.ack.fifo").c_str(), 0600) == 0);
+    REQUIRE(runner::base::write_file_atomic(dir.file("runner.fifo.lock"),
+                                            std::string_view("999999\n")));
+    // Someone planted a symlink at the ctl path pointing at a file.
+    REQUIRE(runner::base::write_file_atomic(dir.file("victim"),
+                                            std::string_view("precious")));
+    REQUIRE(::symlink(dir.file("victim").c_str(),
+                      dir.file("runner.ctl.fifo").c_str()) == 0);
+    auto r = run_process(runner_run(
+        dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "1", "--only", "fib"}));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    auto victim = runner::base::read_file(dir.file("victim"));
+    REQUIRE(victim);
+    CHECK(*victim == "precious");
+    struct stat st {};
+    CHECK(::lstat(dir.file("runner.ctl.fifo").c_str(), &st) != 0);
+  }
+
+  TEST_CASE("a second runner on the same FIFOs refuses clearly") {
+    TempDir dir;
+    runner::base::SpawnOptions first;
+    first.argv = runner_run(dir, {"--allow-empty"}, {"sleep", "3"});
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    first.stdout_fd = devnull;
+    first.stderr_fd = devnull;
+    auto a = runner::base::ChildProcess::spawn(first);
+    REQUIRE(a);
+    for (int i = 0; i < 300 && !file_exists(dir.file("runner.fifo.lock")); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(file_exists(dir.file("runner.fifo.lock")));
+    TempDir other;
+    std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
+                                     "--profile-folder", other.file("p"),
+                                     "--fifo-dir", dir.path(), "--allow-empty",
+                                     "--", "true"};
+    auto b = run_process(argv);
+    CHECK(b.exit_code != 0);
+    CHECK(b.err.find("another runner") != std::string::npos);
+    auto status = a->wait();
+    ::close(devnull);
+    REQUIRE(status);
+    CHECK(status->code == 0);
+  }
+
+  TEST_CASE("--no-profile runs without FIFOs: integrations see no runner") {
+    TempDir dir;
+    auto r = run_process(runner_run(
+        dir, {"--no-profile"},
+        {binary("EXAMPLE_BIN"), "--rounds", "1", "--only", "sort"}));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("not instrumented") != std::string::npos);
+    CHECK(runner::testing::list_dir(dir.file("profile/results")).size() == 1);
+    CHECK_FALSE(file_exists(dir.file("profile/perf.pipedata")));
+  }
+}

@@ -1,0 +1,73 @@
+// Test workload for the sampler tests. Modes:
+//   spin MS                 busy loop in hot_spin for MS milliseconds
+//   fork N MS               N forked workers each spin MS, parent waits
+//   exec MS PATH ARGS...    sleep MS, then exec PATH ARGS
+//   early_exit MS           a child spins MS/4 and exits, the parent spins MS
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+volatile uint64_t sink;
+
+__attribute__((noinline)) void hot_spin(uint64_t ms) {
+  uint64_t end = now_ms() + ms;
+  uint64_t x = 1;
+  while (1) {
+    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ull + 1;
+    sink = x;
+    if (now_ms() >= end) break;
+  }
+}
+
+__attribute__((noinline)) static void run_workers(int n, uint64_t ms) {
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      hot_spin(ms);
+      _exit(0);
+    }
+  }
+  while (wait(NULL) > 0) {
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && strcmp(argv[1], "spin") == 0) {
+    hot_spin(strtoull(argv[2], NULL, 10));
+    return 0;
+  }
+  if (argc >= 4 && strcmp(argv[1], "fork") == 0) {
+    run_workers(atoi(argv[2]), strtoull(argv[3], NULL, 10));
+    return 0;
+  }
+  if (argc >= 4 && strcmp(argv[1], "exec") == 0) {
+    usleep((useconds_t)(strtoull(argv[2], NULL, 10) * 1000u));
+    execv(argv[3], argv + 3);
+    perror("execv");
+    return 127;
+  }
+  if (argc >= 3 && strcmp(argv[1], "early_exit") == 0) {
+    uint64_t ms = strtoull(argv[2], NULL, 10);
+    pid_t pid = fork();
+    if (pid == 0) {
+      hot_spin(ms / 4);
+      _exit(0);
+    }
+    hot_spin(ms);
+    waitpid(pid, NULL, 0);
+    return 0;
+  }
+  fprintf(stderr, "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS\n",
+          argv[0]);
+  return 2;
+}
