@@ -12,6 +12,7 @@
 #include "agent/specs.hpp"
 #include "base/child_process.hpp"
 #include "base/unique_fd.hpp"
+#include "integrations/exec-harness/walltime_loop.hpp"
 #include "profiler/probe.hpp"
 #include "report/report.hpp"
 
@@ -127,14 +128,29 @@ int exec_command(const std::vector<std::string>& args) {
     }
     targets = std::move(**config);
   }
-  // Every command must exist before anything runs or is written.
+  // Every command must exist and every option be valid before anything runs
+  // or is written.
   const char* path = std::getenv("PATH");
   for (const auto& target : targets) {
     if (target.command.empty() || target.command[0].empty()) {
       std::fprintf(stderr, "runner exec: empty command\n");
       return 2;
     }
-    auto found = base::find_executable(target.command[0], path ? path : "");
+    exec_harness::WalltimeArgs walltime{target.args.warmup_time,
+                                        target.args.max_time,
+                                        target.args.min_time,
+                                        target.args.max_rounds,
+                                        target.args.min_rounds};
+    if (auto config = exec_harness::make_loop_config(walltime); !config) {
+      std::fprintf(stderr, "runner exec: %s\n",
+                   config.error().message().c_str());
+      return 2;
+    }
+    std::string program = target.command[0];
+    if (target.working_directory && program.find('/') != std::string::npos &&
+        program[0] != '/')
+      program = *target.working_directory + "/" + program;
+    auto found = base::find_executable(program, path ? path : "");
     if (!found) {
       std::fprintf(stderr, "runner exec: %s\n", found.error().what().c_str());
       return 127;

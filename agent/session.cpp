@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,9 +74,8 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
     env.push_back("PYTHON_PERF_JIT_SUPPORT=1");
   if (std::getenv("ARCH") == nullptr) env.push_back("ARCH=x86_64");
   if (fifo != nullptr && !default_paths) {
-    env.push_back("RUNNER_CTL_FIFO=" + fifo->ctl_path);
-    env.push_back("RUNNER_ACK_FIFO=" + fifo->ack_path);
-    env.push_back("RUNNER_FIFO_LOCK=" + fifo->lock_path);
+    for (const auto& [key, value] : fifo::client_environment(*fifo))
+      env.push_back(key + "=" + value);
   }
   return env;
 }
@@ -368,6 +368,8 @@ int run_session(const RunOptions& options) {
   // Commands already written before the benchmark exited still get answered
   // and recorded.
   (*server)->drain();
+  io.restart();
+  io.poll();  // writes the replies drain() queued
   fifo::RunData run = (*server)->take_data();
   (void)(*server)->close();
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,7 +37,8 @@ ExitStatus decode_status(int status) {
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void child_main(const SpawnOptions& options, const char* path,
                              char* const* argv, char* const* envp,
-                             int release_read, int status_write) {
+                             int release_read, int release_write,
+                             int status_write) {
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -44,6 +46,13 @@ ExitStatus decode_status(int status) {
     signal(sig, SIG_DFL);
   }
   if (release_read >= 0) {
+    // Our copy of the write end must go, or the read below would never see
+    // EOF if the parent died before releasing us.
+    close(release_write);
+    // A non-dumpable parent (file capabilities, setuid) would make us
+    // non-dumpable too, and perf_event_open on a non-dumpable task fails the
+    // ptrace access check even with CAP_PERFMON.
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     char byte;
     ssize_t n;
     do {
@@ -150,7 +159,7 @@ Result<ChildProcess> ChildProcess::spawn(const SpawnOptions& options) {
   if (pid < 0) return errno_error("fork");
   if (pid == 0) {
     child_main(options, path.c_str(), argv.data(), envp.data(),
-               release_read.get(), status_write.get());
+               release_read.get(), release_write.get(), status_write.get());
   }
 
   ChildProcess child;

@@ -48,9 +48,9 @@ class LogLine {
 }  // namespace runner::base
 
 // RUNNER_LOG("fifo", kWarning) << "text";  (the stream is only built when
-// the level is enabled)
-#define RUNNER_LOG(category, level)                                         \
-  if (!::runner::base::log_enabled(category,                                \
-                                   ::runner::base::LogLevel::level)) {      \
-  } else                                                                    \
-    ::runner::base::LogLine(category, ::runner::base::LogLevel::level)
+// the level is enabled; safe in an unbraced if/else)
+#define RUNNER_LOG(category, level)                                        \
+  for (bool runner_log_once_ = ::runner::base::log_enabled(                \
+           category, ::runner::base::LogLevel::level);                      \
+       runner_log_once_; runner_log_once_ = false)                          \
+  ::runner::base::LogLine(category, ::runner::base::LogLevel::level)

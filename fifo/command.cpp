@@ -2,17 +2,20 @@
 
 #include <iterator>
 #include <sstream>
+#include <string>
 #include <type_traits>
 
 namespace runner::fifo {
 namespace {
 
+constexpr size_t kMaxQuoted = 256;
+
 // Quotes a string for a log line; control bytes and non-ASCII are escaped so
-// a hostile URI cannot forge log lines.
+// a hostile URI cannot forge log lines, and long strings are cut.
 std::string quoted(const std::string& text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (unsigned char c : text.substr(0, kMaxQuoted)) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
@@ -25,6 +28,8 @@ std::string quoted(const std::string& text) {
     }
   }
   out += '"';
+  if (text.size() > kMaxQuoted)
+    out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
 }
 

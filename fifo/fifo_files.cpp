@@ -46,8 +46,9 @@ base::Result<std::unique_ptr<FifoFiles>> FifoFiles::create(
 
 FifoFiles::~FifoFiles() {
   auto status = remove();
-  if (!status)
+  if (!status) {
     RUNNER_LOG("fifo", kWarning) << "cleanup: " << status.error().what();
+  }
 }
 
 base::Status FifoFiles::take_lock() {

@@ -64,9 +64,10 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
       ++warnings;
       return true;
     }
-    if (warnings++ == kMaxWarnings)
+    if (warnings++ == kMaxWarnings) {
       RUNNER_LOG("fifo", kWarning)
           << "further FIFO protocol warnings are only counted";
+    }
     return false;
   }
 
@@ -100,21 +101,23 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
       ++frames;
       if (auto* oversized = std::get_if<OversizedFrame>(&*frame)) {
         ++data.counters.oversized_frames;
-        if (should_warn())
+        if (should_warn()) {
           RUNNER_LOG("fifo", kWarning)
               << "skipping an oversized FIFO frame of "
               << oversized->declared_size << " bytes (limit " << kMaxFrameSize
               << ")";
+        }
         continue;
       }
       const auto& payload = std::get<std::vector<uint8_t>>(*frame);
       auto command = decode_payload(payload);
       if (!command) {
         ++data.counters.malformed_frames;
-        if (should_warn())
+        if (should_warn()) {
           RUNNER_LOG("fifo", kWarning) << "failed to parse FIFO command ("
                                        << payload.size() << " bytes): "
                                        << command.error().what();
+        }
         reply(Err{});
         continue;
       }
@@ -141,9 +144,10 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           } else if constexpr (std::is_same_v<T, StartBenchmark>) {
             if (data.sampling) {
               ++data.counters.duplicate_starts;
-              if (should_warn())
+              if (should_warn()) {
                 RUNNER_LOG("fifo", kWarning)
                     << "StartBenchmark while a window is already open; ignored";
+              }
               return Ack{};
             }
             // The hook (enable sampling) runs before the timestamp so that
@@ -155,9 +159,10 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           } else if constexpr (std::is_same_v<T, StopBenchmark>) {
             if (!data.sampling) {
               ++data.counters.unmatched_stops;
-              if (should_warn())
+              if (should_warn()) {
                 RUNNER_LOG("fifo", kWarning)
                     << "StopBenchmark without StartBenchmark; ignored";
+              }
               return Ack{};
             }
             if (hooks.on_stop) hooks.on_stop();
@@ -176,13 +181,14 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
             if (c.version < kMinProtocolVersion ||
                 c.version > kCurrentProtocolVersion) {
               ++data.counters.rejected_versions;
-              if (should_warn())
+              if (should_warn()) {
                 RUNNER_LOG("fifo", kWarning)
                     << "the benchmark speaks FIFO protocol version "
                     << c.version << " but this runner supports versions "
                     << kMinProtocolVersion << " to " << kCurrentProtocolVersion
                     << "; replying Err (update the runner or the "
                        "integration), the run continues";
+              }
               return Err{};
             }
             data.protocol_version = c.version;
@@ -192,10 +198,11 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           } else {
             // Ack, Err, IntegrationModeResponse only flow runner -> client.
             ++data.counters.unexpected_commands;
-            if (should_warn())
+            if (should_warn()) {
               RUNNER_LOG("fifo", kWarning)
                   << "unexpected FIFO command " << describe(c)
                   << " from the benchmark; replying Err";
+            }
             return Err{};
           }
         },
@@ -264,8 +271,9 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     ack.close(ignored);
     write_queue.clear();
     queued_bytes = 0;
-    if (decoder.mid_frame())
+    if (decoder.mid_frame()) {
       RUNNER_LOG("fifo", kDebug) << "closing with a partial frame pending";
+    }
     return files->remove();
   }
 };
@@ -291,8 +299,9 @@ Server::Server(std::shared_ptr<Core> core) : core_(std::move(core)) {}
 
 Server::~Server() {
   auto status = close();
-  if (!status)
+  if (!status) {
     RUNNER_LOG("fifo", kWarning) << "closing: " << status.error().what();
+  }
 }
 
 const ServerOptions& Server::options() const { return core_->options; }

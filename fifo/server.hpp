@@ -8,7 +8,8 @@
 //
 // Threading: every member function must be called on the thread running the
 // io_context, or while it is not running. Hooks run on that thread, before
-// the reply is written, so the client stays blocked while they run.
+// the reply is written, so the client stays blocked while they run. The
+// io_context must outlive the Server.
 #pragma once
 
 #include <cstdint>

@@ -1,1 +1,331 @@
-// Filled by its owner (see profiler/meson.build).
+#include "profiler/mapping_tracker.hpp"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace runner::profiler {
+namespace {
+
+bool starts_with(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Time a side-band record happened at; FORK/EXIT carry their own.
+uint64_t record_time(const Record& r) {
+  switch (r.kind) {
+    case RecordKind::kMmap2:
+      return r.mmap.sample_id.time;
+    case RecordKind::kComm:
+      return r.comm.sample_id.time;
+    case RecordKind::kTask:
+      return r.task.time;
+    default:
+      return 0;
+  }
+}
+
+bool is_side_band(const Record& r) {
+  return r.kind == RecordKind::kMmap2 || r.kind == RecordKind::kComm ||
+         r.kind == RecordKind::kTask;
+}
+
+}  // namespace
+
+const char* skip_reason_for_path(const std::string& path) {
+  if (path.empty() || path == "//anon" || starts_with(path, "anon_inode:") ||
+      starts_with(path, "/anon_hugepage") || starts_with(path, "/SYSV"))
+    return "anon";
+  if (starts_with(path, "/memfd:")) return "memfd";
+  if (path.front() != '/' || starts_with(path, "//")) return "pseudo_path";
+  return nullptr;
+}
+
+MappingTracker::MappingTracker(PidFilterMode mode,
+                               std::vector<int32_t> announced_pids)
+    : mode_(mode),
+      announced_(announced_pids.begin(), announced_pids.end()),
+      tracked_(announced_) {}
+
+bool MappingTracker::pid_passes(int32_t pid) const {
+  return mode_ == PidFilterMode::kAll || tracked_.count(pid) != 0;
+}
+
+const char* MappingTracker::reason_for(FileState state) {
+  return state == FileState::kReplaced ? "replaced_on_disk" : "missing_on_disk";
+}
+
+MappingTracker::FileState MappingTracker::check_file(const std::string& path,
+                                                     uint64_t inode) {
+  auto it = stat_cache_.find(path);
+  if (it == stat_cache_.end()) {
+    struct stat st {};
+    FileId id;
+    if (::stat(path.c_str(), &st) == 0) {
+      id.exists = true;
+      id.inode = st.st_ino;
+    }
+    it = stat_cache_.emplace(path, id).first;
+  }
+  if (!it->second.exists) return FileState::kMissing;
+  if (inode != 0 && it->second.inode != inode) return FileState::kReplaced;
+  return FileState::kOk;
+}
+
+void MappingTracker::apply_mmap(const Mmap2Record& m) {
+  ++stats_.mmap_records;
+  auto pid = static_cast<int32_t>(m.pid);
+  // Untracked pids are still followed (but not reported): a pid announced
+  // later may be a fork of one of them and inherit its address space.
+  if (!pid_passes(pid)) ++stats_.skipped["pid_filtered"];
+  if ((m.prot & PROT_EXEC) == 0) {
+    ++stats_.skipped["not_executable"];
+    return;
+  }
+  if (const char* reason = skip_reason_for_path(m.filename)) {
+    ++stats_.skipped[reason];
+    return;
+  }
+  Entry e;
+  TrackedMapping& t = e.mapping;
+  t.pid = pid;
+  t.start = m.addr;
+  t.end = m.addr + m.len;
+  t.pgoff = m.pgoff;
+  t.path = m.filename;
+  t.open_path = m.filename;
+  t.dev_major = m.maj;
+  t.dev_minor = m.min;
+  t.inode = m.ino;
+  t.timestamp = m.sample_id.time;
+  t.source = TrackedMapping::Source::kMmap2;
+  e.state = check_file(m.filename, m.has_build_id ? 0 : m.ino);
+  if (e.state != FileState::kOk) {
+    ++stats_.skipped[reason_for(e.state)];
+    e.counted = true;
+  }
+  // The last mapping of a path wins: it gives the load bias that holds for
+  // the samples that follow it.
+  by_pid_[pid][m.filename] = std::move(e);
+}
+
+void MappingTracker::apply_fork(const TaskRecord& t) {
+  ++stats_.forks;
+  auto pid = static_cast<int32_t>(t.pid);
+  auto ppid = static_cast<int32_t>(t.ppid);
+  if (pid == ppid) return;  // a new thread: same address space
+  if (pid_passes(ppid)) tracked_.insert(pid);
+  // A reused pid: what the dead process mapped is not this one's.
+  if (exited_.erase(pid) != 0) by_pid_.erase(pid);
+  auto parent = by_pid_.find(ppid);
+  if (parent == by_pid_.end()) return;
+  // The child starts with its parent's address space; an entry it already
+  // has (records of one time stamp, or reordered across CPUs) is its own
+  // and wins.
+  std::map<std::string, Entry> inherited = parent->second;
+  auto& child = by_pid_[pid];
+  for (auto& [path, entry] : inherited) {
+    entry.mapping.pid = pid;
+    entry.counted = false;
+    child.try_emplace(path, std::move(entry));
+  }
+}
+
+void MappingTracker::apply(const Record& record) {
+  switch (record.kind) {
+    case RecordKind::kMmap2:
+      apply_mmap(record.mmap);
+      break;
+    case RecordKind::kComm: {
+      // An exec replaces the address space; only the thread-group leader's
+      // COMM (pid == tid) marks it (a renamed thread is not an exec).
+      const CommRecord& c = record.comm;
+      auto pid = static_cast<int32_t>(c.pid);
+      if (c.exec && c.pid == c.tid) {
+        if (pid_passes(pid)) ++stats_.comm_exec;
+        by_pid_.erase(pid);
+      }
+      break;
+    }
+    case RecordKind::kTask:
+      if (record.task.is_exit) {
+        // Mappings stay: samples taken before the exit still need them.
+        ++stats_.exits;
+        if (record.task.pid == record.task.tid)
+          exited_.insert(static_cast<int32_t>(record.task.pid));
+      } else {
+        apply_fork(record.task);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
+  auto reader = PipeDataReader::open(pipedata_path);
+  if (!reader) {
+    ++stats_.replay_errors;
+    return std::move(reader).error();
+  }
+  std::vector<Record> side;
+  base::Status status;
+  while (true) {
+    auto next = reader->next();
+    if (!next) {
+      ++stats_.replay_errors;
+      status = std::move(next).error();
+      break;
+    }
+    if (!next->has_value()) break;
+    if (is_side_band(**next)) side.push_back(std::move(**next));
+  }
+  // perf writes each CPU's buffer in turn, so records are only ordered
+  // within a round; sort by time when every record has one (attrs with
+  // sample_id_all + TIME), else the file order is the best there is.
+  bool timed = !reader->attrs().empty();
+  for (const EventAttr& a : reader->attrs())
+    if (!a.attr.sample_id_all || !(a.attr.sample_type & PERF_SAMPLE_TIME))
+      timed = false;
+  if (timed)
+    std::stable_sort(side.begin(), side.end(),
+                     [](const Record& a, const Record& b) {
+                       return record_time(a) < record_time(b);
+                     });
+  for (const Record& r : side) apply(r);
+  return status;
+}
+
+void MappingTracker::backfill(std::vector<ProcSnapshot> snapshots) {
+  // Every pinned fd, by the file it holds open as /proc/<pid>/maps named it:
+  // maps and MMAP2 both print the superblock's dev and the inode, so the
+  // keys compare across the two sources (stat's st_dev would not always).
+  using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;
+  std::map<FileKey, PinnedFile*> pin_by_file;
+  for (ProcSnapshot& snap : snapshots)
+    for (PinnedFile& p : snap.pinned) {
+      if (!p.fd) continue;
+      for (const ProcMapping& m : snap.mappings)
+        if (m.start == p.start && m.end == p.end)
+          pin_by_file.emplace(FileKey{m.dev_major, m.dev_minor, m.inode}, &p);
+    }
+  std::vector<PinnedFile*> used;
+  auto use_pin = [&](PinnedFile* p) {
+    if (std::find(used.begin(), used.end(), p) == used.end()) used.push_back(p);
+    return fd_path(p->fd.get());
+  };
+
+  // MMAP2 mappings whose file is gone: the same inode pinned by a snapshot
+  // has the bytes that were mapped.
+  for (auto& [pid, paths] : by_pid_) {
+    if (!pid_passes(pid)) continue;
+    for (auto& [path, e] : paths) {
+      if (e.state == FileState::kOk || e.mapping.inode == 0) continue;
+      auto pin = pin_by_file.find(
+          FileKey{e.mapping.dev_major, e.mapping.dev_minor, e.mapping.inode});
+      if (pin == pin_by_file.end()) continue;
+      if (e.counted) {
+        auto& count = stats_.skipped[reason_for(e.state)];
+        if (count > 0) --count;
+        e.counted = false;
+      }
+      e.state = FileState::kOk;
+      e.mapping.open_path = use_pin(pin->second);
+      ++stats_.pinned;
+    }
+  }
+
+  for (ProcSnapshot& snap : snapshots) {
+    if (snap.deleted_unreadable > 0)
+      stats_.skipped["deleted_unreadable"] += snap.deleted_unreadable;
+    if (!pid_passes(snap.pid)) {
+      stats_.skipped["pid_filtered"] += snap.mappings.size();
+      continue;
+    }
+    auto& paths = by_pid_[snap.pid];
+    for (const ProcMapping& m : snap.mappings) {
+      if (const char* reason = skip_reason_for_path(m.path)) {
+        ++stats_.skipped[reason];
+        continue;
+      }
+      // perf's MMAP2 wins, unless its file turned out unusable.
+      auto existing = paths.find(m.path);
+      if (existing != paths.end() && existing->second.state == FileState::kOk)
+        continue;
+      Entry e;
+      TrackedMapping& t = e.mapping;
+      t.pid = snap.pid;
+      t.start = m.start;
+      t.end = m.end;
+      t.pgoff = m.offset;
+      t.path = m.path;
+      t.open_path = m.path;
+      t.dev_major = m.dev_major;
+      t.dev_minor = m.dev_minor;
+      t.inode = m.inode;
+      t.timestamp = snap.timestamp;
+      t.source = TrackedMapping::Source::kProcSnapshot;
+      PinnedFile* pin = nullptr;
+      if (m.deleted) {
+        for (PinnedFile& p : snap.pinned)
+          if (p.start == m.start && p.end == m.end && p.fd) pin = &p;
+      } else {
+        FileState state = check_file(m.path, m.inode);
+        if (state != FileState::kOk) {
+          auto it =
+              pin_by_file.find(FileKey{m.dev_major, m.dev_minor, m.inode});
+          if (it == pin_by_file.end()) {
+            ++stats_.skipped[reason_for(state)];
+            continue;
+          }
+          pin = it->second;
+        }
+      }
+      if (m.deleted && pin == nullptr) {
+        ++stats_.skipped["deleted_unreadable"];
+        continue;
+      }
+      if (pin != nullptr) {
+        t.open_path = use_pin(pin);
+        ++stats_.pinned;
+      }
+      paths.insert_or_assign(m.path, std::move(e));
+      ++stats_.backfilled;
+    }
+    if (paths.empty()) by_pid_.erase(snap.pid);
+  }
+  for (PinnedFile* p : used) pinned_.push_back(std::move(*p));
+}
+
+std::vector<TrackedMapping> MappingTracker::mappings() const {
+  std::vector<TrackedMapping> out;
+  for (const auto& [pid, paths] : by_pid_) {
+    if (!pid_passes(pid)) continue;
+    for (const auto& [path, e] : paths)
+      if (e.state == FileState::kOk) out.push_back(e.mapping);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const TrackedMapping& a, const TrackedMapping& b) {
+              return a.pid != b.pid ? a.pid < b.pid : a.start < b.start;
+            });
+  return out;
+}
+
+std::set<int32_t> MappingTracker::tracked_pids() const {
+  if (mode_ == PidFilterMode::kTracked) return tracked_;
+  std::set<int32_t> out = announced_;
+  for (const auto& [pid, paths] : by_pid_)
+    for (const auto& [path, e] : paths)
+      if (e.state == FileState::kOk) {
+        out.insert(pid);
+        break;
+      }
+  return out;
+}
+
+}  // namespace runner::profiler

@@ -136,13 +136,15 @@ void skip_read_value(Cursor& c, uint64_t read_format) {
 struct PipeDataReader::Impl {
   // Per-attr decoding facts, kept next to the stable EventAttr.
   struct AttrState {
-    EventAttr* attr = nullptr;  // element of stable_attrs
+    EventAttr* attr = nullptr;     // element of stable_attrs
     bool sample_supported = true;  // no sample_type bit we cannot walk
   };
 
   base::UniqueFd fd;
   std::string path;
-  std::vector<uint8_t> buf;
+  // Not a vector: a fresh reader should not zero 1 MiB it may never use.
+  std::unique_ptr<uint8_t[]> buf;
+  size_t buf_size = 0;
   size_t begin = 0, end = 0;  // unread bytes are buf[begin, end)
   uint64_t offset = 0;        // file offset of buf[begin]
   bool eof = false;           // read() returned 0
@@ -162,17 +164,17 @@ struct PipeDataReader::Impl {
     return base::Error(path + ": " + message);
   }
 
-  // Makes at least `need` (<= buf.size()) bytes available; returns how many
+  // Makes at least `need` (<= buf_size) bytes available; returns how many
   // are (fewer only at end of file).
   base::Result<size_t> fill(size_t need) {
     if (end - begin >= need) return end - begin;
     if (begin > 0) {
-      std::memmove(buf.data(), buf.data() + begin, end - begin);
+      std::memmove(buf.get(), buf.get() + begin, end - begin);
       end -= begin;
       begin = 0;
     }
     while (end < need && !eof) {
-      ssize_t n = ::read(fd.get(), buf.data() + end, buf.size() - end);
+      ssize_t n = ::read(fd.get(), buf.get() + end, buf_size - end);
       if (n < 0) {
         if (errno == EINTR) continue;
         done = true;
@@ -230,9 +232,9 @@ struct PipeDataReader::Impl {
     if (st & PERF_SAMPLE_IDENTIFIER) {
       pos = 0;
     } else if (st & PERF_SAMPLE_ID) {
-      pos = static_cast<size_t>(popcount64(
-          st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                PERF_SAMPLE_ADDR)));
+      pos = static_cast<size_t>(
+          popcount64(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                           PERF_SAMPLE_ADDR)));
     } else {
       return all_same_sample_type() ? &states[0] : nullptr;
     }
@@ -337,8 +339,7 @@ struct PipeDataReader::Impl {
       uint64_t bnr = c.u64();
       if (attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) c.u64();
       c.skip_array(bnr, sizeof(perf_branch_entry));
-      if (attr.branch_sample_type & kBranchSampleCounters)
-        c.skip_array(bnr, 8);
+      if (attr.branch_sample_type & kBranchSampleCounters) c.skip_array(bnr, 8);
     }
     s->regs_mask = attr.sample_regs_user;
     if (st & PERF_SAMPLE_REGS_USER) {
@@ -393,7 +394,10 @@ struct PipeDataReader::Impl {
   }
 
   // HEADER_ATTR: perf_event_attr (its own size field) + the ids of the
-  // event's fds, which fill the rest of the record.
+  // event's fds, which fill the rest of the record. The ids start at
+  // attr.size (kernel ABI, newer perf); perf 6.1 itself looks at its own
+  // sizeof(perf_event_attr) = 128, which agrees for the 128-byte attrs that
+  // perf 6.1 and our writer emit.
   bool add_attr(const uint8_t* body, size_t size) {
     if (size < 8) return false;
     uint32_t attr_size;
@@ -470,8 +474,7 @@ struct PipeDataReader::Impl {
         bool is2 = h.type == PERF_RECORD_MMAP2;
         size_t fixed = is2 ? 64 : 32;
         Mmap2Record& m = r->mmap;
-        if (!decode_trailer(body, size, fixed, &m.sample_id, &trailer))
-          break;
+        if (!decode_trailer(body, size, fixed, &m.sample_id, &trailer)) break;
         Cursor c(body, size);
         m.pid = c.u32();
         m.tid = c.u32();
@@ -554,8 +557,8 @@ struct PipeDataReader::Impl {
         std::memcpy(&feat, body, 8);
         if (feat == pf::kFeatEventDesc) apply_event_desc(body + 8, size - 8);
         if (features.size() < kMaxKeptFeatures)
-          features.emplace_back(
-              feat, std::vector<uint8_t>(body + 8, body + size));
+          features.emplace_back(feat,
+                                std::vector<uint8_t>(body + 8, body + size));
         else
           ++stats.dropped_features;
         r->kind = RecordKind::kFeature;
@@ -597,7 +600,7 @@ struct PipeDataReader::Impl {
                     std::to_string(offset) + " (" + std::to_string(*avail) +
                     " of 8 bytes)");
       perf_event_header h;
-      std::memcpy(&h, buf.data() + begin, kHeaderSize);
+      std::memcpy(&h, buf.get() + begin, kHeaderSize);
       if (h.size < kHeaderSize)
         return fail("impossible record size " + std::to_string(h.size) +
                     " at offset " + std::to_string(offset) + " (type " +
@@ -614,7 +617,7 @@ struct PipeDataReader::Impl {
                     " bytes)");
 
       Record record;
-      const uint8_t* rec = buf.data() + begin;
+      const uint8_t* rec = buf.get() + begin;
       bool keep = decode(h, rec, &record);
       // Payloads that follow the record outside of header.size.
       uint64_t extra = 0;
@@ -627,15 +630,14 @@ struct PipeDataReader::Impl {
       }
       uint64_t record_offset = offset;
       consume(h.size);
-      ++stats.records;
       if (extra > kMaxOutOfBandPayload)
         return fail("impossible payload size " + std::to_string(extra) +
-                    " after record at offset " +
-                    std::to_string(record_offset));
+                    " after record at offset " + std::to_string(record_offset));
       if (extra > 0) {
         auto skipped = skip_stream(extra);
         if (!skipped) return std::move(skipped).error();
       }
+      ++stats.records;
       if (keep) return std::optional<Record>(std::move(record));
     }
     return std::optional<Record>();
@@ -647,10 +649,11 @@ base::Result<PipeDataReader> PipeDataReader::open(const std::string& path) {
   impl->path = path;
   impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + path);
-  impl->buf.resize(kChunkSize + kMaxRecordSize);
+  impl->buf_size = kChunkSize + kMaxRecordSize;
+  impl->buf.reset(new uint8_t[impl->buf_size]);
   auto avail = impl->fill(pf::kPipeHeaderSize);
   if (!avail) return std::move(avail).error();
-  const uint8_t* p = impl->buf.data();
+  const uint8_t* p = impl->buf.get();
   if (*avail == 0) return base::Error(path + ": empty file, not a perf.data");
   if (*avail < sizeof(pf::kPipeMagic) ||
       std::memcmp(p, pf::kPipeMagic, sizeof(pf::kPipeMagic)) != 0) {
@@ -679,8 +682,7 @@ base::Result<PipeDataReader> PipeDataReader::open(const std::string& path) {
 PipeDataReader::PipeDataReader(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 PipeDataReader::PipeDataReader(PipeDataReader&&) noexcept = default;
-PipeDataReader& PipeDataReader::operator=(PipeDataReader&&) noexcept =
-    default;
+PipeDataReader& PipeDataReader::operator=(PipeDataReader&&) noexcept = default;
 PipeDataReader::~PipeDataReader() = default;
 
 base::Result<std::optional<Record>> PipeDataReader::next() {

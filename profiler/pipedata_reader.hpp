@@ -6,7 +6,10 @@
 //
 // A truncated or corrupt file never crashes the reader: next() returns an
 // Error describing where the stream broke, and everything before it has
-// already been delivered.
+// already been delivered. A record whose inner sizes are inconsistent, or a
+// sample of an unknown identifier, is skipped and counted (ReaderStats).
+// HEADER_TRACING_DATA / AUXTRACE payloads are skipped; PERF_RECORD_COMPRESSED
+// (perf record -z) is an Error.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -44,7 +47,7 @@ struct SampleRecord {
   uint32_t cpu = 0;
   uint64_t period = 0;
   uint64_t addr = 0, stream_id = 0;  // PERF_SAMPLE_ADDR / STREAM_ID
-  uint64_t weight = 0, data_src = 0; // PERF_SAMPLE_WEIGHT* / DATA_SRC
+  uint64_t weight = 0, data_src = 0;  // PERF_SAMPLE_WEIGHT* / DATA_SRC
   uint16_t misc = 0;     // header misc (PERF_RECORD_MISC_USER, ...)
   std::vector<uint64_t> callchain;  // incl. PERF_CONTEXT_* markers
   uint64_t regs_abi = 0;            // PERF_SAMPLE_REGS_ABI_*, 0 = none
@@ -52,7 +55,9 @@ struct SampleRecord {
   std::vector<uint64_t> regs;       // one value per set bit of regs_mask
   std::vector<uint8_t> stack;       // the first dyn_size bytes of the copy
   uint64_t stack_size = 0;          // requested copy size (attr)
-  const EventAttr* attr = nullptr;  // layout the sample was decoded with
+  const EventAttr* attr = nullptr;  // layout the sample was decoded with;
+                                    // owned by the reader, valid while it
+                                    // lives (later attrs do not move it)
 };
 
 struct Mmap2Record {  // PERF_RECORD_MMAP2 (and PERF_RECORD_MMAP, widened)

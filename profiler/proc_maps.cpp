@@ -37,11 +37,18 @@ std::string_view next_token(std::string_view* rest) {
   }
   size_t end = rest->find(' ', begin);
   std::string_view token = rest->substr(begin, end - begin);
-  *rest = end == std::string_view::npos ? std::string_view() : rest->substr(end);
+  *rest =
+      end == std::string_view::npos ? std::string_view() : rest->substr(end);
   return token;
 }
 
-enum class LineKind { kMapping, kNotExecutable, kAnonymous, kPseudo, kMalformed };
+enum class LineKind {
+  kMapping,
+  kNotExecutable,
+  kAnonymous,
+  kPseudo,
+  kMalformed
+};
 
 // "start-end perms offset maj:min inode   path"
 LineKind parse_line(std::string_view line, ProcMapping* m) {
@@ -115,8 +122,8 @@ std::vector<ProcMapping> parse_proc_maps(std::string_view text,
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view()
-                                        : text.substr(nl + 1);
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     if (line.empty()) continue;
     ++s.lines;
     ProcMapping m;

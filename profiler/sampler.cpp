@@ -88,6 +88,7 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
     // tasks itself (only while enabled), like a plain `perf record`.
     attr.mmap = 1;
     attr.mmap2 = 1;
+    attr.mmap_data = 1;
     attr.comm = 1;
     attr.comm_exec = 1;
     attr.task = 1;
@@ -116,6 +117,9 @@ perf_event_attr tracking_attr(const SamplerOptions& options) {
   attr.exclude_hv = options.user_only ? 1 : 0;
   attr.mmap = 1;
   attr.mmap2 = 1;
+  // Non-executable mappings too: perf's unwinder reads .eh_frame_hdr through
+  // the read-only segment that holds it, and needs its MMAP2 to find it.
+  attr.mmap_data = 1;
   attr.comm = 1;
   attr.comm_exec = 1;
   attr.task = 1;
@@ -145,9 +149,12 @@ base::Result<EventChoice> choose_event(const SamplerOptions& options,
   if (probe) return cycles;
   if (!is_missing_event_error(probe.error().code()))
     return open_error(std::move(probe).error());
-  RUNNER_LOG("profiler", kInfo)
-      << "no hardware cycles event (" << probe.error().what()
-      << "), sampling cpu-clock";
+  static std::atomic<bool> logged{false};
+  if (!logged.exchange(true)) {
+    RUNNER_LOG("profiler", kInfo)
+        << "no hardware cycles event (" << probe.error().what()
+        << "), sampling cpu-clock";
+  }
   return cpu_clock;
 }
 
@@ -395,7 +402,12 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
   const perf_event_attr track_attr = tracking_attr(options);
   std::vector<uint64_t> sample_ids, track_ids;
 
-  for (int cpu : cpus) {
+  // The locked-memory budget (perf_event_mlock_kb per CPU, summed over the
+  // user's buffers, plus RLIMIT_MEMLOCK) is shared by all CPUs: when any
+  // CPU's mmap fails with EPERM, halve the size and start over so that every
+  // CPU gets the same buffer.
+  for (size_t index = 0; index < cpus.size(); ++index) {
+    const int cpu = cpus[index];
     Impl::CpuBuffer buffer;
     buffer.cpu = cpu;
     auto sampling = PerfEvent::open(sample_attr, pid, cpu);
@@ -403,14 +415,8 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
       return open_error(std::move(sampling).error())
           .context("opening the " + event.name + " sampling event");
     buffer.sampling = std::move(*sampling);
-    while (true) {
-      auto ring = RingBuffer::map(buffer.sampling.fd(), mmap_size);
-      if (ring) {
-        buffer.ring = std::move(*ring);
-        break;
-      }
-      // EPERM: the buffer does not fit in perf_event_mlock_kb plus
-      // RLIMIT_MEMLOCK; halve it (and the watermark) for every CPU.
+    auto ring = RingBuffer::map(buffer.sampling.fd(), mmap_size);
+    if (!ring) {
       if (ring.error().code() != EPERM || mmap_size / 2 < min_size) {
         base::Error error = std::move(ring).error();
         if (error.code() == EPERM)
@@ -421,14 +427,15 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
       }
       mmap_size /= 2;
       shrunk = true;
+      // The watermark is fixed at open: every event is reopened.
       sample_attr = sampling_attr(options, event, mmap_size);
-      // The watermark is fixed at open: reopen with the smaller one.
-      auto reopened = PerfEvent::open(sample_attr, pid, cpu);
-      if (!reopened)
-        return open_error(std::move(reopened).error())
-            .context("reopening the sampling event");
-      buffer.sampling = std::move(*reopened);
+      impl->cpus.clear();
+      sample_ids.clear();
+      track_ids.clear();
+      index = static_cast<size_t>(-1);  // ++ makes it 0
+      continue;
     }
+    buffer.ring = std::move(*ring);
     RUNNER_ASSIGN_OR_RETURN(uint64_t sample_id, buffer.sampling.id(),
                             "sampling event id");
     sample_ids.push_back(sample_id);

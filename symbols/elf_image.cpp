@@ -300,8 +300,12 @@ base::Result<ElfImage> ElfImage::open(const std::string& path) {
     }
     return base::Error(std::string(kBadElfMessage) + ": " + elf_errmsg(-1));
   }
-  RUNNER_RETURN_IF_ERROR(impl->validate(), path);
-  RUNNER_RETURN_IF_ERROR(impl->scan_sections(), path);
+  // No path context here: classify_open_error() looks at the message start,
+  // and callers add the path themselves.
+  if (base::Status valid = impl->validate(); !valid)
+    return std::move(valid.error());
+  if (base::Status scanned = impl->scan_sections(); !scanned)
+    return std::move(scanned.error());
   return ElfImage(std::move(impl));
 }
 

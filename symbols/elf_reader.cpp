@@ -82,7 +82,7 @@ base::Result<uint32_t> file_crc32(const std::string& path) {
 
 base::Result<ElfSummary> read_elf_summary(const std::string& open_path) {
   RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
-                          "reading ELF summary");
+                          "reading ELF summary of " + open_path);
   return image.summary();
 }
 
@@ -180,6 +180,9 @@ base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
     base::Result<ElfImage> debug = ElfImage::open(*debug_path);
     std::vector<Symbol> extra;
     if (debug && debug->append_symbols(extra)) {
+      // The set holds views into `symbols`: reserve first so the appends
+      // below never reallocate (and move) the strings they point into.
+      symbols.reserve(symbols.size() + extra.size());
       std::unordered_set<AddrName, AddrNameHash> present;
       present.reserve(symbols.size());
       for (const Symbol& s : symbols) present.insert({s.addr, s.name});
@@ -215,14 +218,14 @@ base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
 base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
                                                const DebugSearch& search) {
   RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
-                          "reading symbols");
+                          "reading symbols of " + open_path);
   return collect_symbols(image, open_path, search);
 }
 
 base::Result<UnwindData> read_unwind_data(const std::string& open_path,
                                           const std::string& recorded_path) {
   RUNNER_ASSIGN_OR_RETURN(ElfImage image, ElfImage::open(open_path),
-                          "reading unwind data");
+                          "reading unwind data of " + open_path);
   return image.unwind_data(recorded_path);
 }
 

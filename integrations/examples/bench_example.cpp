@@ -52,19 +52,19 @@ struct Options {
 using BenchFn = void (*)(const Options&);
 
 void bench_fib(const Options& options) {
-  unsigned n = 27 + (options.scale >= 2.0 ? 1 : 0);
-  g_sink = g_sink + fib(n);
+  unsigned n = 32 + (options.scale >= 2.0 ? 1 : 0);
+  for (int i = 0; i < 3; ++i) g_sink = g_sink + fib(n);
 }
 
 void bench_memcpy(const Options& options) {
   static std::vector<char> src(4 << 20, 'x');
   static std::vector<char> dst(4 << 20);
-  copy_buffers(dst, src, static_cast<int>(60 * options.scale));
+  copy_buffers(dst, src, static_cast<int>(240 * options.scale));
 }
 
 void bench_sort(const Options& options) {
   std::mt19937 rng(42);
-  std::vector<uint32_t> values(static_cast<size_t>(400000 * options.scale));
+  std::vector<uint32_t> values(static_cast<size_t>(800000 * options.scale));
   for (auto& v : values) v = rng();
   sort_values(values);
 }

@@ -55,5 +55,9 @@ std::string results_directory();
 // Writes <results_directory()>/<creator.pid>.json atomically; returns the path.
 base::Result<std::string> write_results(
     const Creator& creator, std::span<const BenchmarkResult> benchmarks);
+// Same into `dir` (created if missing): <dir>/<creator.pid>.json.
+base::Result<std::string> write_results(
+    const std::string& dir, const Creator& creator,
+    std::span<const BenchmarkResult> benchmarks);
 
 }  // namespace runner::results

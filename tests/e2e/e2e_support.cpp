@@ -158,8 +158,26 @@ std::vector<PerfSample> parse_perf_script(const std::string& text) {
     std::string line = text.substr(pos, eol - pos);
     pos = eol + 1;
     if (line.empty()) continue;
-    if (line[0] == ' ' || line[0] == '\t') {
-      if (samples.empty()) continue;
+    std::vector<std::string> tokens;
+    size_t p = 0;
+    while (p < line.size()) {
+      size_t s = line.find_first_not_of(" \t", p);
+      if (s == std::string::npos) break;
+      size_t e = line.find_first_of(" \t", s);
+      if (e == std::string::npos) e = line.size();
+      tokens.push_back(line.substr(s, e - s));
+      p = e;
+    }
+    size_t k = 0;
+    while (k < tokens.size() &&
+           !(is_pid_tid(tokens[k]) && k + 1 < tokens.size() &&
+             tokens[k + 1].back() == ':'))
+      ++k;
+    if (k == tokens.size()) {
+      // Not a header: a frame line of the current sample.
+      if (samples.empty() || tokens.empty() ||
+          tokens[0].find_first_not_of("0123456789abcdef") != std::string::npos)
+        continue;
       size_t i = line.find_first_not_of(" \t");
       size_t sp = line.find(' ', i);
       PerfFrame frame;
@@ -174,25 +192,30 @@ std::vector<PerfSample> parse_perf_script(const std::string& text) {
       samples.back().frames.push_back(std::move(frame));
       continue;
     }
-    std::vector<std::string> tokens;
-    size_t p = 0;
-    while (p < line.size()) {
-      size_t s = line.find_first_not_of(' ', p);
-      if (s == std::string::npos) break;
-      size_t e = line.find(' ', s);
-      if (e == std::string::npos) e = line.size();
-      tokens.push_back(line.substr(s, e - s));
-      p = e;
-    }
-    size_t k = 0;
-    while (k < tokens.size() && !is_pid_tid(tokens[k])) ++k;
-    if (k == tokens.size() || k + 1 >= tokens.size()) continue;
     PerfSample sample;
     for (size_t j = 0; j < k; ++j) sample.comm += (j ? " " : "") + tokens[j];
     size_t slash = tokens[k].find('/');
     sample.pid = std::stoi(tokens[k].substr(0, slash));
     sample.tid = std::stoi(tokens[k].substr(slash + 1));
     sample.time_ns = parse_time_ns(tokens[k + 1]);
+    // Side-band records printed by --show-mmap-events etc. are not samples.
+    if (k + 2 < tokens.size() && tokens[k + 2].rfind("PERF_RECORD_", 0) == 0)
+      continue;
+    // `-G` (no callchain): "ip sym" follow the time on the same line.
+    if (k + 2 < tokens.size() &&
+        tokens[k + 2].find_first_not_of("0123456789abcdef") ==
+            std::string::npos) {
+      PerfFrame frame;
+      frame.ip = std::stoull(tokens[k + 2], nullptr, 16);
+      for (size_t j = k + 3; j < tokens.size(); ++j)
+        frame.sym += (j > k + 3 ? " " : "") + tokens[j];
+      size_t paren = frame.sym.rfind(" (");
+      if (paren != std::string::npos && frame.sym.back() == ')') {
+        frame.dso = frame.sym.substr(paren + 2, frame.sym.size() - paren - 3);
+        frame.sym.resize(paren);
+      }
+      sample.frames.push_back(std::move(frame));
+    }
     samples.push_back(std::move(sample));
   }
   return samples;
@@ -200,8 +223,11 @@ std::vector<PerfSample> parse_perf_script(const std::string& text) {
 
 ProcessResult perf_script(const std::string& pipedata,
                           const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {"perf", "script", "-i", pipedata, "--ns",
-                                   "-F", "comm,pid,tid,time,ip,sym,dso"};
+  // -f: the file may belong to another user (unprivileged runs);
+  // --no-inline: one frame per address, as `runner report` without --inline.
+  std::vector<std::string> argv = {"perf", "script", "-f", "-i", pipedata,
+                                   "--ns", "--no-inline", "-F",
+                                   "comm,pid,tid,time,ip,sym,dso"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   ProcessResult r = run_process(argv);
   INFO(r.err);

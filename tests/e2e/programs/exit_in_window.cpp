@@ -7,8 +7,8 @@
 #include "integrations/client/instrument_hooks.hpp"
 
 namespace {
+
 volatile uint64_t g_sink = 0;
-}
 
 __attribute__((noinline)) void busy_until_exit(uint64_t ns) {
   uint64_t end = runner::client::InstrumentHooks::now() + ns;
@@ -18,6 +18,8 @@ __attribute__((noinline)) void busy_until_exit(uint64_t ns) {
   }
   g_sink = g_sink + x;
 }
+
+}  // namespace
 
 int main() {
   runner::client::InstrumentHooks hooks;

@@ -16,8 +16,6 @@ uint64_t now_ns() {
          static_cast<uint64_t>(ts.tv_nsec);
 }
 
-}  // namespace
-
 __attribute__((noinline)) void spin_hot(int ms) {
   uint64_t end = now_ns() + static_cast<uint64_t>(ms) * 1000000ull;
   uint64_t x = 11;
@@ -26,6 +24,8 @@ __attribute__((noinline)) void spin_hot(int ms) {
   }
   g_sink = g_sink + x;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   spin_hot(argc > 1 ? std::atoi(argv[1]) : 50);

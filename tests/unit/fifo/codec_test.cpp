@@ -227,6 +227,9 @@ TEST_SUITE("fifo") {
           "CurrentBenchmark{pid=5, uri=\"a\\x0ab\"}");
     CHECK(fifo::describe(fifo::AddMarker{1, {fifo::MarkerType::kRoundEnd, 9}}) ==
           "AddMarker{pid=1, RoundEnd(9)}");
+    CHECK(fifo::describe(fifo::CurrentBenchmark{1, std::string(1000, 'x')}) ==
+          "CurrentBenchmark{pid=1, uri=\"" + std::string(256, 'x') +
+              "\"... (1000 bytes)}");
     CHECK(fifo::describe(fifo::IntegrationModeResponse{}) ==
           "IntegrationModeResponse(Walltime)");
   }

@@ -209,7 +209,7 @@ TEST_SUITE("fifo") {
     CHECK(data.uri_by_ts[0].first >= data.markers[3].timestamp);
     CHECK(data.uri_by_ts[0].first <= after);
     CHECK(data.bench_pids == std::vector<int32_t>{77});
-    CHECK(data.counters.commands == 11);
+    CHECK(data.counters.commands == 10);
     CHECK(data.counters.malformed_frames == 0);
     CHECK_FALSE(data.sampling);
   }
@@ -264,6 +264,19 @@ TEST_SUITE("fifo") {
     CHECK(data.counters.commands == 1);
     CHECK(data.markers.empty());
     CHECK(data.protocol_version == std::optional<uint64_t>(1));
+  }
+
+  TEST_CASE("server: a frame larger than the pipe buffer arrives whole") {
+    RunningServer running;
+    Client client(running.options());
+    std::string uri(200 * 1024, 'u');
+    uri += "::end";
+    CHECK(client.request(fifo::CurrentBenchmark{3, uri}) == kAck);
+    CHECK(client.request(fifo::StartBenchmark{}) == kAck);
+    fifo::RunData data = running.stop();
+    REQUIRE(data.uri_by_ts.size() == 1);
+    CHECK(data.uri_by_ts[0].second == uri);
+    CHECK(data.markers.size() == 1);
   }
 
   TEST_CASE("server: versions, duplicate starts and unmatched stops") {

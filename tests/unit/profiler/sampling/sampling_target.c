@@ -1,5 +1,5 @@
 // Test workload for the sampler tests. Modes:
-//   spin MS                 busy loop in hot_spin for MS milliseconds
+//   spin MS                 busy loop in hot_spin for MS ms of CPU time
 //   fork N MS               N forked workers each spin MS, parent waits
 //   exec MS PATH ARGS...    sleep MS, then exec PATH ARGS
 //   early_exit MS           a child spins MS/4 and exits, the parent spins MS
@@ -11,9 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+// CPU time of the calling thread, so that the number of samples does not
+// depend on how loaded the machine is.
 static uint64_t now_ms(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 

@@ -20,6 +20,8 @@ struct Accumulator {
   }
 };
 
+int outer(int x);
+
 __attribute__((noinline)) int outer(int x) {
   return square_plus(x) + square_plus(x + 1);
 }

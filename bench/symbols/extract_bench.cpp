@@ -1,0 +1,69 @@
+// Goal (1): read_symbols() on a large library takes at most as long as
+// `nm -S --defined-only` on the same file. Both are run interleaved, after
+// one warm-up each (page cache hot for both), and the medians compared.
+//
+//   bench_symbols_extract [file] [reps]
+//   default file: /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 (Debian libllvm14)
+#include <fcntl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "base/child_process.hpp"
+#include "base/unique_fd.hpp"
+#include "bench_util.hpp"
+#include "symbols/symbols.hpp"
+
+namespace {
+
+using runner::symbols::bench::median;
+using runner::symbols::bench::now_ms;
+
+bool run_nm(const std::string& path) {
+  runner::base::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  runner::base::SpawnOptions options;
+  options.argv = {"nm", "-S", "--defined-only", path};
+  options.stdout_fd = null.get();
+  auto child = runner::base::ChildProcess::spawn(options);
+  if (!child) return false;
+  auto status = child->wait();
+  return status && status->success();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path = argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+  int reps = argc > 2 ? std::atoi(argv[2]) : 9;
+  runner::symbols::DebugSearch search;
+
+  auto warm = runner::symbols::read_symbols(path, search);
+  if (!warm) {
+    std::fprintf(stderr, "read_symbols(%s): %s\n", path.c_str(), warm.error().what().c_str());
+    return 1;
+  }
+  if (!run_nm(path)) {
+    std::fprintf(stderr, "nm failed on %s\n", path.c_str());
+    return 1;
+  }
+  std::vector<double> ours, nm;
+  size_t count = 0;
+  for (int i = 0; i < reps; ++i) {
+    double t0 = now_ms();
+    auto symbols = runner::symbols::read_symbols(path, search);
+    double t1 = now_ms();
+    if (!symbols) return 1;
+    count = symbols->size();
+    run_nm(path);
+    double t2 = now_ms();
+    ours.push_back(t1 - t0);
+    nm.push_back(t2 - t1);
+  }
+  double a = median(ours), b = median(nm);
+  std::printf("file: %s\nsymbols: %zu\nreps: %d\n", path.c_str(), count, reps);
+  std::printf("read_symbols median: %.2f ms\n", a);
+  std::printf("nm -S --defined-only median: %.2f ms\n", b);
+  std::printf("ratio read_symbols / nm: %.3f (goal <= 1.0)\n", a / b);
+  return 0;
+}

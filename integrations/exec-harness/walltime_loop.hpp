@@ -1,0 +1,82 @@
+// exec-harness measurement logic (spec codspeed-runner-walltime.md §6.3):
+// duration/round option parsing and validation, the round-count rules
+// derived from the warmup, and the warmup + measurement loop. Rounds and the
+// clock are injected, so the whole algorithm is testable without processes;
+// main.cpp supplies spawn+wait rounds and CLOCK_MONOTONIC.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace runner::exec_harness {
+
+inline constexpr uint64_t kDefaultWarmupTimeNs = 1'000'000'000;
+inline constexpr uint64_t kDefaultMaxTimeNs = 3'000'000'000;
+
+// "500ms", "1.5s", "2m", "1h", "10us", "100ns", combinations such as
+// "1m 30s", or a bare number of seconds ("2", "0.5"). Surrounding blanks are
+// ignored. Negative, non-finite, unparseable or overflowing values fail.
+base::Result<uint64_t> parse_duration_ns(std::string_view text);
+// A round count: decimal digits only.
+base::Result<uint64_t> parse_rounds(std::string_view text);
+
+// The user's walltime arguments, as strings/numbers (CLI or JSON stdin).
+struct WalltimeArgs {
+  std::optional<std::string> warmup_time, max_time, min_time;
+  std::optional<uint64_t> max_rounds, min_rounds;
+};
+
+// Validated options with defaults applied. A time of std::nullopt means "no
+// constraint" (an explicit max_time of 0 is unlimited too).
+struct LoopConfig {
+  uint64_t warmup_time_ns = kDefaultWarmupTimeNs;
+  std::optional<uint64_t> min_time_ns, max_time_ns;
+  std::optional<uint64_t> min_rounds, max_rounds;
+};
+
+// Defaults: warmup 1 s; max_time 3 s only when none of min_time, max_rounds,
+// min_rounds is given. Fails on min_time > max_time, min_rounds >
+// max_rounds, zero round counts, or no constraint at all with warmup 0.
+base::Result<LoopConfig> make_loop_config(const WalltimeArgs& args);
+
+// Number of measured rounds from the warmup's average round time (warmup >
+// 0): min = max(min_rounds, (min_time+avg)/avg + 1), max = min(max_rounds,
+// (max_time+avg)/avg), then (min+max)/2, or max when min > max (sets
+// `*min_above_max`), or whichever exists. Error when neither exists.
+base::Result<uint64_t> rounds_from_warmup(const LoopConfig& config,
+                                          uint64_t avg_round_ns,
+                                          bool* min_above_max = nullptr);
+// Without warmup: explicit max_rounds, else min_rounds, else std::nullopt
+// (the "degraded" time-only mode).
+std::optional<uint64_t> rounds_without_warmup(const LoopConfig& config);
+
+struct Round {
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
+struct LoopOutcome {
+  std::vector<Round> rounds;    // measured rounds, in order
+  uint64_t warmup_rounds = 0;
+  // A single warmup round already reached max_time: it is the only round.
+  bool single_warmup_round = false;
+  std::optional<uint64_t> planned_rounds;  // nullopt: degraded time-only mode
+  bool min_above_max = false;
+};
+
+using RoundFn = std::function<base::Result<Round>()>;
+using ClockFn = std::function<uint64_t()>;
+
+// Warmup (until warmup_time elapsed), then measured rounds until max_time
+// (from the loop start; priority), the planned round count, or — without a
+// planned count — min_time. Always runs at least one round. The first failing
+// round aborts with its error.
+base::Result<LoopOutcome> run_loop(const LoopConfig& config,
+                                   const RoundFn& round, const ClockFn& clock);
+
+}  // namespace runner::exec_harness

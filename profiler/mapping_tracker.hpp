@@ -1,0 +1,128 @@
+// MappingTracker: which ELF file is mapped where, per benchmark process.
+// Replays the side-band records of a perf.pipedata (MMAP2, COMM exec,
+// FORK/EXIT) in time order over a set of tracked pids, then backfills
+// what perf missed from /proc/<pid>/maps snapshots (spec §3.4, §5.1,
+// §5.2, §5.8).
+//
+// Ownership: the tracker owns the pinned fds taken over from snapshots;
+// a TrackedMapping whose open_path is /proc/self/fd/N is readable only while
+// the tracker lives.
+//
+// File identity: an MMAP2 record names maj:min:ino of the mapped file. The
+// file now at that path is stat()ed; when its inode differs the mapping is
+// not used silently: a pinned fd of the same file (same maj:min:ino in a
+// snapshot's /proc/<pid>/maps, which prints the same numbers as MMAP2) is
+// used instead, else it is dropped and counted as "replaced_on_disk" (a
+// missing file: "missing_on_disk"). Against stat() only inodes are
+// compared: the device perf records (the superblock's s_dev) and stat's
+// st_dev legitimately differ on btrfs subvolumes and stacked filesystems
+// (overlayfs), so a device mismatch alone is not a replacement. Records
+// without an inode (the build-id MMAP2 variant) are only checked for
+// existence.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "profiler/pipedata_reader.hpp"
+#include "profiler/proc_maps.hpp"
+
+namespace runner::profiler {
+
+enum class PidFilterMode {
+  kTracked,  // announced pids and all their descendants (FORK)
+  kAll,      // every pid in the file (exec-harness)
+};
+
+struct TrackedMapping {
+  int32_t pid = 0;
+  uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+  // Where to read the file now: `path`, or /proc/self/fd/N for a pinned
+  // (deleted or replaced) file.
+  std::string open_path;
+  uint32_t dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;
+  uint64_t timestamp = 0;  // record time / snapshot time (CLOCK_MONOTONIC)
+  enum class Source { kMmap2, kProcSnapshot } source = Source::kMmap2;
+};
+
+struct TrackingStats {
+  // reason -> count of MMAP2 records / snapshot mappings not used: "anon",
+  // "memfd", "pseudo_path", "not_executable", "pid_filtered",
+  // "deleted_unreadable", "replaced_on_disk", "missing_on_disk".
+  // replaced/missing count MMAP2 records whose file was unusable when seen,
+  // minus those a pinned fd later stood in for (see `pinned`).
+  std::map<std::string, uint64_t> skipped;
+  uint64_t mmap_records = 0, comm_exec = 0, forks = 0, exits = 0,
+           backfilled = 0;
+  uint64_t pinned = 0;         // mappings served through a pinned fd
+  uint64_t replay_errors = 0;  // replay_file calls that hit a broken stream
+};
+
+class MappingTracker {
+ public:
+  MappingTracker(PidFilterMode mode, std::vector<int32_t> announced_pids);
+
+  // Reads only the side-band records (MMAP/MMAP2/COMM/FORK/EXIT) of the
+  // file, orders them by time (stable; samples are skipped, not kept) and
+  // applies them. A truncated/corrupt file: everything read before the
+  // break is still applied, the Error is returned (and counted in
+  // stats().replay_errors); the tracker state stays usable.
+  base::Status replay_file(const std::string& pipedata_path);
+  // One side-band record, in time order; other kinds are ignored.
+  void apply(const Record& record);
+  // After replay: adds every snapshot mapping of a tracked pid whose path
+  // has no mapping for that pid yet (perf's MMAP2 wins; within a snapshot
+  // the first mapping of a path wins), and lets pinned files stand in for
+  // MMAP2 mappings whose file was replaced on disk. Takes ownership of the
+  // pinned fds that end up used.
+  void backfill(std::vector<ProcSnapshot> snapshots);
+
+  // Final state for the tracked pids, sorted by (pid, start): the last exec
+  // mapping per (pid, path). (Untracked pids are followed internally so that
+  // a tracked fork of one inherits its mappings, but never reported.)
+  std::vector<TrackedMapping> mappings() const;
+  // kTracked: announced pids + descendants. kAll: announced pids + every
+  // pid that has a mapping.
+  std::set<int32_t> tracked_pids() const;
+  const TrackingStats& stats() const { return stats_; }
+
+ private:
+  enum class FileState { kOk, kReplaced, kMissing };
+  struct Entry {
+    TrackedMapping mapping;
+    FileState state = FileState::kOk;
+    bool counted = false;  // this entry's record is counted in `skipped`
+  };
+  struct FileId {
+    bool exists = false;
+    uint64_t inode = 0;
+  };
+
+  bool pid_passes(int32_t pid) const;
+  void apply_mmap(const Mmap2Record& m);
+  void apply_fork(const TaskRecord& t);
+  FileState check_file(const std::string& path, uint64_t inode);
+  static const char* reason_for(FileState state);
+
+  PidFilterMode mode_;
+  std::set<int32_t> announced_;
+  std::set<int32_t> tracked_;
+  std::set<int32_t> exited_;
+  std::map<int32_t, std::map<std::string, Entry>> by_pid_;
+  std::map<std::string, FileId> stat_cache_;
+  std::vector<PinnedFile> pinned_;
+  TrackingStats stats_;
+};
+
+// Why a mapped path is not an ELF file worth tracking ("anon", "memfd",
+// "pseudo_path"), or nullptr for a regular path. Shared by MMAP2 records and
+// /proc snapshots so both sources skip the same things.
+const char* skip_reason_for_path(const std::string& path);
+
+}  // namespace runner::profiler

@@ -1,0 +1,235 @@
+// End-to-end tests of `runner report`: our unwinding + symbolization from
+// the profile folder alone, against `perf script` (libdw unwinding from the
+// binaries on disk) on the same perf.pipedata.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+
+namespace {
+
+std::vector<std::string> runner_run(const std::string& folder,
+                                    const std::string& fifo_dir,
+                                    std::vector<std::string> command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
+                                   "--profile-folder", folder, "--fifo-dir",
+                                   fifo_dir, "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+// perf's names vs ours: drop offsets, "(inlined)" frames and clone suffixes;
+// unresolved frames of either side are "[unknown]".
+std::vector<std::string> normalized_stack(const PerfSample& s) {
+  std::vector<std::string> names;
+  for (const auto& f : s.frames) {
+    std::string name = f.sym;
+    if (name.find("(inlined)") != std::string::npos || f.dso == "inlined")
+      continue;
+    size_t plus = name.rfind("+0x");
+    if (plus != std::string::npos) name.resize(plus);
+    if (name.empty() || name == "[unknown]") name = "[unknown]";
+    names.push_back(name);
+  }
+  // Trailing unknown frames past the last known one are unwinder noise
+  // (perf and ours may stop one frame apart at the end of the stack).
+  while (!names.empty() && names.back() == "[unknown]") names.pop_back();
+  return names;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ";") + s;
+  return out;
+}
+
+struct Agreement {
+  size_t matched = 0, agree = 0;
+  std::vector<std::string> disagreements;
+};
+
+Agreement compare(const std::vector<PerfSample>& perf,
+                  const std::vector<PerfSample>& ours) {
+  std::map<std::pair<int, uint64_t>, const PerfSample*> by_key;
+  for (const auto& s : ours) by_key[{s.tid, s.time_ns}] = &s;
+  Agreement a;
+  for (const auto& p : perf) {
+    auto it = by_key.find({p.tid, p.time_ns});
+    if (it == by_key.end()) continue;
+    ++a.matched;
+    auto ps = normalized_stack(p), os = normalized_stack(*it->second);
+    if (ps == os) {
+      ++a.agree;
+    } else if (a.disagreements.size() < 15) {
+      a.disagreements.push_back("t=" + std::to_string(p.time_ns) +
+                                "\n  perf: " + join(ps) +
+                                "\n  ours: " + join(os));
+    }
+  }
+  return a;
+}
+
+void check_oracle(const std::string& folder) {
+  auto perf = perf_script(folder + "/perf.pipedata");
+  auto perf_samples = parse_perf_script(perf.out);
+  auto ours = run_process({binary("RUNNER_BIN"), "report", "--format",
+                           "perf-script", folder});
+  INFO(ours.err);
+  REQUIRE(ours.exit_code == 0);
+  auto our_samples = parse_perf_script(ours.out);
+  REQUIRE(perf_samples.size() >= 20);
+  CHECK(our_samples.size() == perf_samples.size());
+  Agreement a = compare(perf_samples, our_samples);
+  std::string listing;
+  for (const auto& d : a.disagreements) listing += d + "\n";
+  INFO("disagreeing samples (first 15):\n", listing);
+  CHECK(a.matched == perf_samples.size());
+  CHECK_MESSAGE(a.agree * 100 >= a.matched * 99, a.agree, " of ", a.matched,
+                " samples agree");
+
+  // Top-10 self-time functions: the same set from both.
+  auto top = [](const std::vector<PerfSample>& samples) {
+    std::map<std::string, size_t> self;
+    for (const auto& s : samples) {
+      auto names = normalized_stack(s);
+      if (!names.empty()) ++self[names[0]];
+    }
+    std::vector<std::pair<size_t, std::string>> sorted;
+    for (const auto& [name, n] : self) sorted.push_back({n, name});
+    std::sort(sorted.rbegin(), sorted.rend());
+    std::set<std::string> names;
+    // Keep ties at the cut-off out of the comparison.
+    size_t cutoff = sorted.size() > 10 ? sorted[10].first : 0;
+    for (size_t i = 0; i < sorted.size() && i < 10; ++i)
+      if (sorted[i].first > cutoff) names.insert(sorted[i].second);
+    return names;
+  };
+  CHECK(top(perf_samples) == top(our_samples));
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("report agrees with perf script on the example benchmark") {
+    skip_unless_perf_events();
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(runner_run(folder, dir.path(),
+                                    {binary("EXAMPLE_BIN"), "--rounds", "3"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_oracle(folder);
+
+    // Default output: files per benchmark and a terminal summary.
+    auto summary = run_process({binary("RUNNER_BIN"), "report", folder});
+    INFO(summary.err);
+    REQUIRE(summary.exit_code == 0);
+    CHECK(summary.out.find("fib") != std::string::npos);
+    CHECK(summary.out.find("%") != std::string::npos);
+    auto files = list_dir(folder + "/report");
+    size_t svgs = 0, folded = 0;
+    for (const auto& f : files) {
+      if (f.size() > 4 && f.substr(f.size() - 4) == ".svg") {
+        ++svgs;
+        auto svg = runner::base::read_file(folder + "/report/" + f);
+        REQUIRE(svg);
+        CHECK(svg->find("<svg") != std::string::npos);
+        CHECK(svg->find("<script") != std::string::npos);
+      }
+      if (f.size() > 7 && f.substr(f.size() - 7) == ".folded") ++folded;
+    }
+    CHECK(svgs >= 3);
+    CHECK(folded >= 3);
+    auto js = read_json_file(folder + "/report/summary.json");
+    CHECK(js.dump().find("fib") != std::string::npos);
+  }
+
+  TEST_CASE("report agrees with perf script on a multi-process benchmark") {
+    skip_unless_perf_events();
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(runner_run(
+        folder, dir.path(),
+        {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "300"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    check_oracle(folder);
+  }
+
+  TEST_CASE("report works from a copy of the folder, without the binaries' paths") {
+    skip_unless_perf_events();
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(runner_run(
+        folder, dir.path(),
+        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    REQUIRE(r.exit_code == 0);
+    const std::string copy = dir.file("copied");
+    std::filesystem::copy(folder, copy, std::filesystem::copy_options::recursive);
+    auto rep = run_process({binary("RUNNER_BIN"), "report", copy});
+    INFO(rep.err);
+    CHECK(rep.exit_code == 0);
+    CHECK(rep.out.find("fib") != std::string::npos);
+  }
+
+  TEST_CASE("report on bad input shows what it can") {
+    skip_unless_perf_events();
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(runner_run(
+        folder, dir.path(),
+        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    REQUIRE(r.exit_code == 0);
+
+    // Truncated perf.pipedata (cut in the middle).
+    const std::string cut = dir.file("cut");
+    std::filesystem::copy(folder, cut, std::filesystem::copy_options::recursive);
+    auto size = std::filesystem::file_size(cut + "/perf.pipedata");
+    std::filesystem::resize_file(cut + "/perf.pipedata", size / 2 + 3);
+    auto rep = run_process({binary("RUNNER_BIN"), "report", cut});
+    CHECK(rep.exit_code == 0);
+    CHECK(rep.err.find("trunc") != std::string::npos);
+
+    // Missing unwind data and symbols for every module.
+    const std::string bare = dir.file("bare");
+    std::filesystem::copy(folder, bare, std::filesystem::copy_options::recursive);
+    for (const auto& name : list_dir(bare)) {
+      if (name.find(".unwind_data") != std::string::npos ||
+          name.find(".symbols.map") != std::string::npos)
+        std::filesystem::remove(bare + "/" + name);
+    }
+    auto rep2 = run_process({binary("RUNNER_BIN"), "report", bare});
+    CHECK(rep2.exit_code == 0);
+    CHECK_FALSE(rep2.err.empty());
+
+    // Corrupt unwind data.
+    const std::string corrupt = dir.file("corrupt");
+    std::filesystem::copy(folder, corrupt, std::filesystem::copy_options::recursive);
+    for (const auto& name : list_dir(corrupt))
+      if (name.find(".unwind_data") != std::string::npos)
+        REQUIRE(runner::base::write_file_atomic(corrupt + "/" + name,
+                                                std::string_view("\x03garbage")));
+    auto rep3 = run_process({binary("RUNNER_BIN"), "report", corrupt});
+    CHECK(rep3.exit_code == 0);
+
+    // A folder with no samples at all.
+    const std::string empty = dir.file("empty");
+    auto e = run_process({binary("RUNNER_BIN"), "run", "--profile-folder",
+                          empty, "--fifo-dir", dir.path(), "--allow-empty",
+                          "--", "true"});
+    REQUIRE(e.exit_code == 0);
+    auto rep4 = run_process({binary("RUNNER_BIN"), "report", empty});
+    CHECK(rep4.exit_code != 0);
+    CHECK_FALSE(rep4.err.empty());
+  }
+}

@@ -1,0 +1,289 @@
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "fifo/fifo.hpp"
+#include "instrument_hooks.h"
+#include "instrument_hooks.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace fifo = runner::fifo;
+using runner::testing::TempDir;
+
+namespace {
+
+// Points the client library at temp FIFO paths for the life of the object.
+class ClientEnv {
+ public:
+  explicit ClientEnv(const fifo::ServerOptions& options) {
+    ::setenv("RUNNER_CTL_FIFO", options.ctl_path.c_str(), 1);
+    ::setenv("RUNNER_ACK_FIFO", options.ack_path.c_str(), 1);
+  }
+  ~ClientEnv() {
+    ::unsetenv("RUNNER_CTL_FIFO");
+    ::unsetenv("RUNNER_ACK_FIFO");
+  }
+  ClientEnv(const ClientEnv&) = delete;
+  ClientEnv& operator=(const ClientEnv&) = delete;
+};
+
+// A real fifo::Server on temp paths, its io_context running in a thread.
+class RunningServer {
+ public:
+  explicit RunningServer(fifo::ServerHooks hooks = {})
+      : options_{dir_.file("ctl.fifo"), dir_.file("ack.fifo"),
+                 dir_.file("fifo.lock")},
+        guard_(io_.get_executor()) {
+    auto created = fifo::Server::create(io_, options_, std::move(hooks));
+    REQUIRE_MESSAGE(created.has_value(), created.error().what());
+    server_ = std::move(*created);
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~RunningServer() { stop(); }
+  fifo::RunData stop() {
+    if (thread_.joinable()) {
+      guard_.reset();
+      io_.stop();
+      thread_.join();
+    }
+    return server_->take_data();
+  }
+  const fifo::ServerOptions& options() const { return options_; }
+
+ private:
+  TempDir dir_;
+  fifo::ServerOptions options_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      guard_;
+  std::unique_ptr<fifo::Server> server_;
+  std::thread thread_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+TEST_SUITE("client") {
+  TEST_CASE("C client: handshake, integration, window, markers, benchmark") {
+    std::vector<int32_t> new_pids;
+    fifo::ServerHooks hooks;
+    hooks.on_new_pid = [&](int32_t pid) { new_pids.push_back(pid); };
+    RunningServer running(std::move(hooks));
+    ClientEnv env(running.options());
+
+    InstrumentHooks* h = instrument_hooks_init();
+    REQUIRE(h != nullptr);
+    REQUIRE(instrument_hooks_is_instrumented(h));
+    CHECK(instrument_hooks_set_integration(h, "codspeed-cpp", "2.3.0") == 0);
+    uint64_t t0 = instrument_hooks_current_timestamp();
+    CHECK(instrument_hooks_start_benchmark(h) == 0);
+    int32_t pid = static_cast<int32_t>(::getpid());
+    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_START, t0 + 1) == 0);
+    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_END, t0 + 2) == 0);
+    CHECK(instrument_hooks_add_marker(h, pid, 7, t0 + 3) == 2);
+    CHECK(instrument_hooks_stop_benchmark(h) == 0);
+    CHECK(instrument_hooks_set_executed_benchmark(h, pid, "bench.cpp::BM_x[8]") == 0);
+    CHECK(instrument_hooks_executed_benchmark(h, pid, "bench.cpp::BM_y") == 0);
+    CHECK(instrument_hooks_set_executed_benchmark(h, pid, nullptr) == 1);
+    instrument_hooks_deinit(h);
+
+    fifo::RunData data = running.stop();
+    // SetVersion(2) then GetIntegrationMode, then the calls above.
+    CHECK(data.protocol_version == std::optional<uint64_t>(2));
+    CHECK(data.counters.commands == 2 + 7);
+    CHECK(data.counters.malformed_frames == 0);
+    REQUIRE(data.integration.has_value());
+    CHECK(data.integration->first == "codspeed-cpp");
+    CHECK(data.integration->second == "2.3.0");
+    REQUIRE(data.markers.size() == 4);
+    CHECK(data.markers[0].type == fifo::MarkerType::kSampleStart);
+    CHECK(data.markers[0].timestamp >= t0);
+    CHECK(data.markers[1] == fifo::Marker{fifo::MarkerType::kRoundStart, t0 + 1});
+    CHECK(data.markers[2] == fifo::Marker{fifo::MarkerType::kRoundEnd, t0 + 2});
+    CHECK(data.markers[3].type == fifo::MarkerType::kSampleEnd);
+    REQUIRE(data.uri_by_ts.size() == 2);
+    CHECK(data.uri_by_ts[0].second == "bench.cpp::BM_x[8]");
+    CHECK(data.uri_by_ts[1].second == "bench.cpp::BM_y");
+    CHECK(data.bench_pids == std::vector<int32_t>{pid});
+    CHECK(new_pids == std::vector<int32_t>{pid});
+  }
+
+  TEST_CASE("C client: no FIFOs means not instrumented and silent no-ops") {
+    TempDir dir;
+    fifo::ServerOptions missing{dir.file("none.ctl"), dir.file("none.ack"), ""};
+    ClientEnv env(missing);
+    auto start = std::chrono::steady_clock::now();
+    InstrumentHooks* h = instrument_hooks_init();
+    CHECK(seconds_since(start) < 0.5);
+    REQUIRE(h != nullptr);
+    CHECK_FALSE(instrument_hooks_is_instrumented(h));
+    CHECK(instrument_hooks_set_integration(h, "x", "1") == 0);
+    CHECK(instrument_hooks_start_benchmark(h) == 0);
+    CHECK(instrument_hooks_add_marker(h, 1, MARKER_TYPE_SAMPLE_START, 5) == 0);
+    CHECK(instrument_hooks_add_marker(h, 1, 4, 5) == 2);
+    CHECK(instrument_hooks_stop_benchmark(h) == 0);
+    CHECK(instrument_hooks_set_executed_benchmark(h, 1, "u") == 0);
+    instrument_hooks_deinit(h);
+    // NULL handles are tolerated.
+    CHECK_FALSE(instrument_hooks_is_instrumented(nullptr));
+    CHECK(instrument_hooks_start_benchmark(nullptr) == 0);
+    instrument_hooks_deinit(nullptr);
+  }
+
+  TEST_CASE("C client: stale FIFOs nobody holds are rejected at once") {
+    TempDir dir;
+    fifo::ServerOptions stale{dir.file("stale.ctl"), dir.file("stale.ack"), ""};
+    REQUIRE(::mkfifo(stale.ctl_path.c_str(), 0600) == 0);
+    REQUIRE(::mkfifo(stale.ack_path.c_str(), 0600) == 0);
+    ClientEnv env(stale);
+    auto start = std::chrono::steady_clock::now();
+    InstrumentHooks* h = instrument_hooks_init();
+    double elapsed = seconds_since(start);
+    REQUIRE(h != nullptr);
+    CHECK_FALSE(instrument_hooks_is_instrumented(h));
+    // Well under the 1 s ack timeout: no handshake was attempted.
+    CHECK(elapsed < 0.5);
+    CHECK(instrument_hooks_start_benchmark(h) == 0);
+    instrument_hooks_deinit(h);
+  }
+
+  TEST_CASE("C client: a held ctl FIFO without a runner times out once") {
+    // A reader exists (another process keeps the FIFO open) but no runner
+    // answers: one 1 s ack timeout, then not instrumented.
+    TempDir dir;
+    fifo::ServerOptions deaf{dir.file("deaf.ctl"), dir.file("deaf.ack"), ""};
+    REQUIRE(::mkfifo(deaf.ctl_path.c_str(), 0600) == 0);
+    REQUIRE(::mkfifo(deaf.ack_path.c_str(), 0600) == 0);
+    int holder = ::open(deaf.ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    REQUIRE(holder >= 0);
+    ClientEnv env(deaf);
+    auto start = std::chrono::steady_clock::now();
+    InstrumentHooks* h = instrument_hooks_init();
+    double elapsed = seconds_since(start);
+    ::close(holder);
+    REQUIRE(h != nullptr);
+    CHECK_FALSE(instrument_hooks_is_instrumented(h));
+    CHECK(elapsed >= 0.9);
+    CHECK(elapsed < 3.0);
+    instrument_hooks_deinit(h);
+  }
+
+  TEST_CASE("C client: 4 threads x 50 markers through one handle") {
+    RunningServer running;
+    ClientEnv env(running.options());
+    InstrumentHooks* h = instrument_hooks_init();
+    REQUIRE(instrument_hooks_is_instrumented(h));
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 50; ++i) {
+          if (instrument_hooks_add_marker(h, t, MARKER_TYPE_BENCHMARK_START,
+                                          static_cast<uint64_t>(t * 100 + i)) != 0)
+            ++failures;
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    instrument_hooks_deinit(h);
+    fifo::RunData data = running.stop();
+    CHECK(failures.load() == 0);
+    CHECK(data.markers.size() == 200);
+    CHECK(data.counters.malformed_frames == 0);
+  }
+
+  TEST_CASE("C client: a URI larger than the pipe buffer") {
+    RunningServer running;
+    ClientEnv env(running.options());
+    runner::client::InstrumentHooks hooks;
+    REQUIRE(hooks.instrumented());
+    std::string uri(150 * 1024, 'v');
+    CHECK(hooks.set_executed_benchmark(4, uri));
+    CHECK(hooks.start_benchmark());
+    fifo::RunData data = running.stop();
+    REQUIRE(data.uri_by_ts.size() == 1);
+    CHECK(data.uri_by_ts[0].second == uri);
+    CHECK(data.markers.size() == 1);
+  }
+
+  TEST_CASE("C client: two handles in one process share the FIFOs safely") {
+    RunningServer running;
+    ClientEnv env(running.options());
+    InstrumentHooks* a = instrument_hooks_init();
+    InstrumentHooks* b = instrument_hooks_init();
+    REQUIRE(instrument_hooks_is_instrumented(a));
+    REQUIRE(instrument_hooks_is_instrumented(b));
+    std::atomic<int> failures{0};
+    std::thread ta([&] {
+      for (int i = 0; i < 50; ++i)
+        if (instrument_hooks_add_marker(a, 1, MARKER_TYPE_SAMPLE_START, 1) != 0) ++failures;
+    });
+    std::thread tb([&] {
+      for (int i = 0; i < 50; ++i)
+        if (instrument_hooks_set_executed_benchmark(b, 2, "u") != 0) ++failures;
+    });
+    ta.join();
+    tb.join();
+    instrument_hooks_deinit(a);
+    instrument_hooks_deinit(b);
+    fifo::RunData data = running.stop();
+    CHECK(failures.load() == 0);
+    CHECK(data.markers.size() == 50);
+    CHECK(data.uri_by_ts.size() == 50);
+  }
+
+  TEST_CASE("C++ wrapper: RAII handle, moves, calls") {
+    RunningServer running;
+    ClientEnv env(running.options());
+    {
+      runner::client::InstrumentHooks hooks;
+      REQUIRE(hooks.instrumented());
+      runner::client::InstrumentHooks moved(std::move(hooks));
+      CHECK(moved.instrumented());
+      CHECK(moved.set_integration("wrapper", "0.1.0"));
+      CHECK(moved.start_benchmark());
+      CHECK(moved.add_marker(3, MARKER_TYPE_BENCHMARK_START,
+                             runner::client::InstrumentHooks::now()));
+      CHECK_FALSE(moved.add_marker(3, 9, 0));
+      CHECK(moved.stop_benchmark());
+      CHECK(moved.set_executed_benchmark(3, "wrapper::bench"));
+    }
+    fifo::RunData data = running.stop();
+    REQUIRE(data.integration.has_value());
+    CHECK(data.integration->first == "wrapper");
+    CHECK(data.markers.size() == 3);
+    CHECK(data.uri_by_ts.size() == 1);
+  }
+
+  TEST_CASE("current_timestamp is CLOCK_MONOTONIC in ns") {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t before = static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+                      static_cast<uint64_t>(ts.tv_nsec);
+    uint64_t now = instrument_hooks_current_timestamp();
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t after = static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+                     static_cast<uint64_t>(ts.tv_nsec);
+    CHECK(before <= now);
+    CHECK(now <= after);
+  }
+}

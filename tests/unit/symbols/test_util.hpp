@@ -1,0 +1,73 @@
+// Helpers shared by the symbols tests: test program paths and running the
+// reference tools (readelf, eu-addr2line, objcopy) through a shell.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+namespace runner::symbols::testing {
+
+inline std::string env_path(const char* name) {
+  const char* value = std::getenv(name);
+  REQUIRE_MESSAGE(value != nullptr, name, " must be set (run through meson test)");
+  return value;
+}
+
+inline std::string prog_pie() { return env_path("SYMBOLS_PROG_PIE"); }
+inline std::string prog_nopie() { return env_path("SYMBOLS_PROG_NOPIE"); }
+inline std::string prog_cpp() { return env_path("SYMBOLS_PROG_CPP"); }
+
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Runs `command` with /bin/sh; returns stdout, REQUIREs exit status 0.
+inline std::string run(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE_MESSAGE(pipe != nullptr, command);
+  std::string out;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = ::pclose(pipe);
+  REQUIRE_MESSAGE(status == 0, "command failed: ", command);
+  return out;
+}
+
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+inline std::vector<std::string> split_ws(const std::string& line) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+}  // namespace runner::symbols::testing
