@@ -226,7 +226,9 @@ int doctor_command(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   if (auto code = parse_or_exit(doctor_spec(), args, parsed)) return *code;
   profiler::ProbeReport report = profiler::probe_system();
-  std::fputs(profiler::format_probe_report(report).c_str(), stdout);
+  std::string text = profiler::format_probe_report(report);
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  std::fputs(text.c_str(), stdout);
   return 0;
 }
 

@@ -66,7 +66,7 @@ class DwarfIndex {
     if (const InlineCall* call = find_inline(cu, addr)) {
       const char* file = file_name(cu, call->call_file);
       if (file == nullptr || *file == '\0') return std::nullopt;
-      SourceLocation loc{file, std::nullopt};
+      SourceLocation loc{absolute_file(cu, file), std::nullopt};
       if (call->call_line != 0) loc.line = call->call_line;
       return loc;
     }
@@ -74,7 +74,7 @@ class DwarfIndex {
     if (line == nullptr) return std::nullopt;
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     if (file == nullptr || *file == '\0') return std::nullopt;
-    SourceLocation loc{file, std::nullopt};
+    SourceLocation loc{absolute_file(cu, file), std::nullopt};
     int lineno = 0;
     if (dwarf_lineno(line, &lineno) == 0 && lineno > 0) {
       loc.line = static_cast<uint32_t>(lineno);
@@ -83,6 +83,21 @@ class DwarfIndex {
   }
 
  private:
+  struct CuData;
+
+  // DWARF 4 line tables name files relative to the unit's DW_AT_comp_dir;
+  // join them so the path is the same as addr2line's.
+  static std::string absolute_file(CuData& cu, const char* file) {
+    if (file[0] == '/') return file;
+    Dwarf_Attribute attr;
+    const char* dir =
+        dwarf_formstring(dwarf_attr(&cu.die, DW_AT_comp_dir, &attr));
+    if (dir == nullptr || *dir == '\0') return file;
+    std::string out = dir;
+    if (out.back() != '/') out += '/';
+    return out + file;
+  }
+
   struct CuData {
     Dwarf_Die die;
     bool inlines_built = false;
@@ -235,6 +250,10 @@ base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
   out.object_path = recorded_path;
   uint64_t min_addr = UINT64_MAX, max_end = 0;
   for (const Symbol& symbol : symbols) {
+    // Undefined (imported) symbols sit at address 0 where no code can be
+    // (the ELF header is mapped there); a line lookup would only match
+    // whatever unit happens to start at 0.
+    if (symbol.addr == 0) continue;
     std::optional<SourceLocation> loc = index.locate(symbol.addr);
     if (!loc) continue;
     min_addr = std::min(min_addr, symbol.addr);

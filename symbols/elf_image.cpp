@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -113,8 +114,12 @@ base::Status ElfImage::Impl::validate() {
     return base::Error(std::string(kTruncatedMessage) +
                        ": program headers past end of file");
   }
-  if (shnum > 0 &&
-      !range_inside(ehdr.e_shoff, uint64_t{shnum} * ehdr.e_shentsize,
+  // libelf may report no sections at all when the table lies past the end
+  // of a truncated file, so check what the header declares too.
+  uint64_t declared_shnum = ehdr.e_shnum != 0 ? ehdr.e_shnum : shnum;
+  if ((declared_shnum > 0 || ehdr.e_shoff != 0) &&
+      !range_inside(ehdr.e_shoff,
+                    std::max<uint64_t>(declared_shnum, 1) * ehdr.e_shentsize,
                     file_size)) {
     return base::Error(std::string(kTruncatedMessage) +
                        ": section headers past end of file");

@@ -19,13 +19,7 @@ std::vector<std::string> runner_run(const std::string& folder,
                                     const std::string& fifo_dir,
                                     std::vector<std::string> extra,
                                     std::vector<std::string> command) {
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
-                                   "--profile-folder", folder, "--fifo-dir",
-                                   fifo_dir};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return runner_argv("run", folder, fifo_dir, extra, command);
 }
 
 std::string basename_of(const std::string& path) {

@@ -72,6 +72,20 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   return result;
 }
 
+std::vector<std::string> runner_argv(const std::string& subcommand,
+                                     const std::string& folder,
+                                     const std::string& fifo_dir,
+                                     const std::vector<std::string>& extra,
+                                     const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), subcommand,
+                                   "--profile-folder", folder, "--fifo-dir",
+                                   fifo_dir};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  if (!command.empty()) argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 std::string binary(const char* var) {
   const char* path = std::getenv(var);
   REQUIRE_MESSAGE(path != nullptr, "environment variable ", var, " not set");

@@ -22,6 +22,14 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env = {},
                           const std::string& cwd = "", int timeout_s = 180);
 
+// argv of `runner SUBCOMMAND --profile-folder FOLDER --fifo-dir FIFO_DIR
+// EXTRA... -- COMMAND...` (no `--` when COMMAND is empty).
+std::vector<std::string> runner_argv(const std::string& subcommand,
+                                     const std::string& folder,
+                                     const std::string& fifo_dir,
+                                     const std::vector<std::string>& extra,
+                                     const std::vector<std::string>& command);
+
 // Path of a built binary from the environment variable `var` (fails the
 // test when unset).
 std::string binary(const char* var);

@@ -14,13 +14,7 @@ namespace {
 std::vector<std::string> runner_exec(const TempDir& dir,
                                      std::vector<std::string> extra,
                                      std::vector<std::string> command) {
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "exec",
-                                   "--profile-folder", dir.file("profile"),
-                                   "--fifo-dir", dir.path()};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  if (!command.empty()) argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return runner_argv("exec", dir.file("profile"), dir.path(), extra, command);
 }
 
 std::vector<std::string> env_with_harness() {

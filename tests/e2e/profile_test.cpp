@@ -20,13 +20,7 @@ namespace {
 std::vector<std::string> runner_run(const TempDir& dir,
                                     std::vector<std::string> extra,
                                     std::vector<std::string> command) {
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
-                                   "--profile-folder", dir.file("profile"),
-                                   "--fifo-dir", dir.path()};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return runner_argv("run", dir.file("profile"), dir.path(), extra, command);
 }
 
 struct Window {

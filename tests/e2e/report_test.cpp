@@ -21,11 +21,7 @@ namespace {
 std::vector<std::string> runner_run(const std::string& folder,
                                     const std::string& fifo_dir,
                                     std::vector<std::string> command) {
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
-                                   "--profile-folder", folder, "--fifo-dir",
-                                   fifo_dir, "--"};
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return runner_argv("run", folder, fifo_dir, {}, command);
 }
 
 // perf's names vs ours: drop offsets, "(inlined)" frames and clone suffixes;

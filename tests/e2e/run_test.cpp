@@ -21,6 +21,7 @@ using runner::testing::file_exists;
 using runner::testing::read_json_file;
 using runner::testing::read_msgpack_file;
 using runner::testing::run_process;
+using runner::testing::runner_argv;
 using runner::testing::TempDir;
 
 namespace {
@@ -28,13 +29,7 @@ namespace {
 std::vector<std::string> runner_run(const TempDir& dir,
                                     std::vector<std::string> extra,
                                     std::vector<std::string> command) {
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
-                                   "--profile-folder", dir.file("profile"),
-                                   "--fifo-dir", dir.path()};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return runner_argv("run", dir.file("profile"), dir.path(), extra, command);
 }
 
 }  // namespace

@@ -8,25 +8,14 @@
 #include <cstdlib>
 
 #include "integrations/client/instrument_hooks.hpp"
+#include "tests/e2e/programs/spin.hpp"
 
 namespace {
 
 volatile uint64_t g_sink = 0;
 
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
 __attribute__((noinline)) void child_hot(int ms) {
-  uint64_t end = now_ns() + static_cast<uint64_t>(ms) * 1000000ull;
-  uint64_t x = 7;
-  while (now_ns() < end) {
-    for (int i = 0; i < 10000; ++i) x = x * 2862933555777941757ull + 3;
-  }
-  g_sink = g_sink + x;
+  g_sink = g_sink + e2e::spin_for(static_cast<uint64_t>(ms) * 1000000ull, 7);
 }
 
 }  // namespace

@@ -5,18 +5,14 @@
 #include <cstdint>
 
 #include "integrations/client/instrument_hooks.hpp"
+#include "tests/e2e/programs/spin.hpp"
 
 namespace {
 
 volatile uint64_t g_sink = 0;
 
 __attribute__((noinline)) void busy_until_exit(uint64_t ns) {
-  uint64_t end = runner::client::InstrumentHooks::now() + ns;
-  uint64_t x = 3;
-  while (runner::client::InstrumentHooks::now() < end) {
-    for (int i = 0; i < 10000; ++i) x = x * 6364136223846793005ull + 1;
-  }
-  g_sink = g_sink + x;
+  g_sink = g_sink + e2e::spin_for(ns, 3);
 }
 
 }  // namespace

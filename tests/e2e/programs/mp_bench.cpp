@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "integrations/client/instrument_hooks.hpp"
+#include "tests/e2e/programs/spin.hpp"
 #include "integrations/results/walltime_results.hpp"
 
 namespace {
@@ -22,20 +23,8 @@ namespace {
 constexpr int kWorkers = 2;
 volatile uint64_t g_sink = 0;
 
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
 __attribute__((noinline)) void worker_spin(int ms) {
-  uint64_t end = now_ns() + static_cast<uint64_t>(ms) * 1000000ull;
-  uint64_t x = 1;
-  while (now_ns() < end) {
-    for (int i = 0; i < 10000; ++i) x = x * 6364136223846793005ull + 1;
-  }
-  g_sink = g_sink + x;
+  g_sink = g_sink + e2e::spin_for(static_cast<uint64_t>(ms) * 1000000ull, 1);
 }
 
 }  // namespace
@@ -53,7 +42,7 @@ int main(int argc, char** argv) {
 
   // ---- window 1: forked workers ----
   hooks.start_benchmark();
-  uint64_t t0 = now_ns();
+  uint64_t t0 = e2e::now_ns();
   std::vector<pid_t> workers;
   for (int i = 0; i < kWorkers; ++i) {
     pid_t w = fork();
@@ -65,7 +54,7 @@ int main(int argc, char** argv) {
   }
   worker_spin(spin_ms);
   for (pid_t w : workers) waitpid(w, nullptr, 0);
-  uint64_t t1 = now_ns();
+  uint64_t t1 = e2e::now_ns();
   hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_START, t0);
   hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_END, t1);
   hooks.stop_benchmark();
@@ -96,12 +85,12 @@ int main(int argc, char** argv) {
 
   // ---- window 2: the exec'd program ----
   hooks.start_benchmark();
-  t0 = now_ns();
+  t0 = e2e::now_ns();
   if (write(go[1], "g", 1) != 1) return 1;
   close(go[1]);
   int status = 0;
   waitpid(child, &status, 0);
-  t1 = now_ns();
+  t1 = e2e::now_ns();
   hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_START, t0);
   hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_END, t1);
   hooks.stop_benchmark();

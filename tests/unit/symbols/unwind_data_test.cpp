@@ -174,7 +174,7 @@ TEST_SUITE("symbols") {
     bad[11] = 0x7f;  // path length ~ 2^63
     CHECK_FALSE(decode_unwind_data(bad));
     bad = kV4Fixture;
-    bad[24] = 2;  // Option tag must be 0 or 1
+    bad[32] = 2;  // the eh_frame_hdr Option tag (after base_svma) is 0 or 1
     CHECK_FALSE(decode_unwind_data(bad));
   }
 }
