@@ -5,7 +5,7 @@
 
 PACKAGES := g++ clang meson ninja-build pkg-config cmake \
             libdw-dev libelf-dev libboost-dev nlohmann-json3-dev \
-            libmsgpack-cxx-dev doctest-dev \
+            libmsgpack-cxx-dev doctest-dev libiberty-dev \
             linux-perf elfutils binutils clang-format util-linux procps
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)

@@ -1,0 +1,314 @@
+#include "report/profile_folder.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "base/fs.hpp"
+
+namespace runner::report {
+namespace {
+
+size_t leading_underscores(const std::string& name) {
+  size_t n = 0;
+  while (n < name.size() && name[n] == '_') ++n;
+  return n;
+}
+
+// Among aliases at one address, the name perf would show: fewer leading
+// underscores, then the longest name.
+bool better_alias(const symbols::Symbol& a, const symbols::Symbol& b) {
+  size_t ua = leading_underscores(a.name), ub = leading_underscores(b.name);
+  if (ua != ub) return ua < ub;
+  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size();
+  return a.name < b.name;
+}
+
+uint64_t json_u64(const nlohmann::json& v) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>();
+  if (v.is_number_integer()) return static_cast<uint64_t>(v.get<int64_t>());
+  return 0;
+}
+
+std::optional<uint64_t> parse_hex(std::string_view text) {
+  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+  if (text.empty() || text.size() > 16) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : text) {
+    int d = (c >= '0' && c <= '9')   ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : -1;
+    if (d < 0) return std::nullopt;
+    v = v * 16 + static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+std::string marker_kind(const nlohmann::json& marker, uint64_t* ts) {
+  if (!marker.is_object() || marker.size() != 1) return "";
+  auto it = marker.begin();
+  *ts = json_u64(it.value());
+  return it.key();
+}
+
+}  // namespace
+
+SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
+  std::stable_sort(symbols.begin(), symbols.end(),
+                   [](const symbols::Symbol& a, const symbols::Symbol& b) {
+                     return a.addr < b.addr;
+                   });
+  for (auto& s : symbols) {
+    if (s.size == 0) continue;
+    if (!symbols_.empty() && symbols_.back().addr == s.addr) {
+      if (better_alias(s, symbols_.back())) symbols_.back() = std::move(s);
+      continue;
+    }
+    symbols_.push_back(std::move(s));
+  }
+  if (!symbols_.empty()) {
+    min_ = symbols_.front().addr;
+    for (const auto& s : symbols_) max_end_ = std::max(max_end_, s.addr + s.size);
+  }
+}
+
+const symbols::Symbol* SymbolTable::find(uint64_t addr) const {
+  auto it = std::upper_bound(
+      symbols_.begin(), symbols_.end(), addr,
+      [](uint64_t a, const symbols::Symbol& s) { return a < s.addr; });
+  // Walk back a little: an enclosing symbol may start before a smaller one.
+  for (int step = 0; step < 16 && it != symbols_.begin(); ++step) {
+    --it;
+    if (addr < it->addr + it->size) return &*it;
+  }
+  return nullptr;
+}
+
+base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    return base::Error("not a profile folder: " + folder, ENOENT);
+  ProfileFolder pf;
+  pf.path_ = folder;
+
+  nlohmann::json meta;
+  if (auto text = base::read_file(folder + "/perf.metadata")) {
+    meta = nlohmann::json::parse(*text, nullptr, false);
+    if (meta.is_discarded() || !meta.is_object()) {
+      pf.warnings_.push_back("perf.metadata is not valid JSON: ignored");
+      meta = nlohmann::json::object();
+    } else {
+      pf.has_metadata_ = true;
+    }
+  } else {
+    pf.warnings_.push_back(
+        "no perf.metadata: frames cannot be symbolized or unwound");
+    meta = nlohmann::json::object();
+  }
+
+  auto object = [&meta](const char* key) {
+    auto it = meta.find(key);
+    return it != meta.end() && it->is_object() ? *it : nlohmann::json::object();
+  };
+  // Named copies: a temporary's items() would dangle in a range-for.
+  const nlohmann::json module_symbols = object("mapped_process_module_symbols");
+  const nlohmann::json unwind_by_pid = object("mapped_process_unwind_data_by_pid");
+  const nlohmann::json key_paths = object("path_key_to_path");
+  for (const auto& [pid_text, entries] : module_symbols.items()) {
+    int32_t pid = static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
+    if (!entries.is_array()) continue;
+    for (const auto& e : entries) {
+      if (!e.is_object() || !e.contains("perf_map_key")) continue;
+      pf.pids_[pid].symbols.push_back(
+          {e["perf_map_key"].get<std::string>(), json_u64(e.value("load_bias", nlohmann::json(0)))});
+    }
+  }
+  for (const auto& [pid_text, entries] : unwind_by_pid.items()) {
+    int32_t pid = static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
+    if (!entries.is_array()) continue;
+    for (const auto& e : entries) {
+      if (!e.is_object() || !e.contains("unwind_data_key") ||
+          !e.contains("avma_range") || !e["avma_range"].is_object())
+        continue;
+      pf.pids_[pid].unwind.push_back(
+          {e["unwind_data_key"].get<std::string>(),
+           json_u64(e["avma_range"].value("start", nlohmann::json(0))),
+           json_u64(e["avma_range"].value("end", nlohmann::json(0))),
+           json_u64(e.value("base_avma", nlohmann::json(0)))});
+    }
+  }
+  for (auto& [pid, modules] : pf.pids_) {
+    std::sort(modules.unwind.begin(), modules.unwind.end(),
+              [](const UnwindRef& a, const UnwindRef& b) {
+                return a.start < b.start;
+              });
+  }
+  for (const auto& [key, path] : key_paths.items())
+    if (path.is_string()) pf.key_to_path_[key] = path.get<std::string>();
+
+  if (meta.contains("runner") && meta["runner"].is_object()) {
+    const auto& runner = meta["runner"];
+    if (runner.value("pid_filter", std::string()) == "tracked" &&
+        runner.contains("tracked_pids") && runner["tracked_pids"].is_array()) {
+      pf.filter_pids_ = true;
+      for (const auto& p : runner["tracked_pids"])
+        if (p.is_number_integer()) pf.tracked_pids_.insert(p.get<int32_t>());
+    }
+  }
+
+  // Benchmark windows: ExecutionTimestamps.msgpack, else the copies in the
+  // metadata.
+  nlohmann::json timestamps;
+  if (auto bytes = base::read_file(folder + "/ExecutionTimestamps.msgpack")) {
+    timestamps = nlohmann::json::from_msgpack(*bytes, true, false);
+    if (timestamps.is_discarded()) {
+      pf.warnings_.push_back("ExecutionTimestamps.msgpack is corrupt: using "
+                             "the copy in perf.metadata");
+      timestamps = nlohmann::json();
+    }
+  }
+  if (!timestamps.is_object()) {
+    timestamps = nlohmann::json::object();
+    timestamps["uri_by_ts"] = meta.value("uri_by_ts", nlohmann::json::array());
+    timestamps["markers"] = meta.value("markers", nlohmann::json::array());
+  }
+  std::vector<std::pair<uint64_t, std::string>> uris;
+  if (timestamps.contains("uri_by_ts") && timestamps["uri_by_ts"].is_array()) {
+    for (const auto& e : timestamps["uri_by_ts"])
+      if (e.is_array() && e.size() == 2 && e[1].is_string())
+        uris.push_back({json_u64(e[0]), e[1].get<std::string>()});
+  }
+  bool open_window = false;
+  // A RoundStart waiting for its RoundEnd (has_round_start = false: none).
+  uint64_t round_start = 0;
+  bool has_round_start = false;
+  if (timestamps.contains("markers") && timestamps["markers"].is_array()) {
+    for (const auto& m : timestamps["markers"]) {
+      uint64_t ts = 0;
+      std::string kind = marker_kind(m, &ts);
+      if (kind == "SampleStart") {
+        if (open_window) continue;
+        pf.windows_.push_back(Window{ts, UINT64_MAX, "", "", {}});
+        open_window = true;
+      } else if (kind == "SampleEnd" && open_window) {
+        pf.windows_.back().end = ts;
+        open_window = false;
+      } else if (kind == "RoundStart" || kind == "BenchmarkStart") {
+        round_start = ts;
+        has_round_start = true;
+      } else if ((kind == "RoundEnd" || kind == "BenchmarkEnd") &&
+                 has_round_start && !pf.windows_.empty()) {
+        pf.windows_.back().rounds.push_back({round_start, ts});
+        has_round_start = false;
+      }
+    }
+  }
+  for (size_t i = 0; i < pf.windows_.size(); ++i) {
+    Window& w = pf.windows_[i];
+    for (const auto& [ts, uri] : uris) {
+      if (w.end != UINT64_MAX && ts >= w.end) {
+        w.uri = uri;
+        break;
+      }
+    }
+    if (w.uri.empty()) {
+      w.name = "window " + std::to_string(i + 1) +
+               (w.end == UINT64_MAX ? " (never stopped)" : " (no URI)");
+    } else {
+      w.name = w.uri;
+    }
+  }
+  return pf;
+}
+
+const PidModules* ProfileFolder::modules(int32_t pid) const {
+  auto it = pids_.find(pid);
+  return it == pids_.end() ? nullptr : &it->second;
+}
+
+std::string ProfileFolder::key_path(const std::string& key) const {
+  auto it = key_to_path_.find(key);
+  if (it != key_to_path_.end()) return it->second;
+  size_t sep = key.find("__");
+  return sep == std::string::npos ? key : key.substr(sep + 2);
+}
+
+void ProfileFolder::warn_once(const std::string& key, const std::string& text) {
+  if (warned_.insert(key).second) warnings_.push_back(text);
+}
+
+const SymbolTable* ProfileFolder::symbols(const std::string& key) {
+  auto it = symbols_.find(key);
+  if (it != symbols_.end()) return it->second.get();
+  std::unique_ptr<SymbolTable> table;
+  auto text = base::read_file(path_ + "/" + key + ".symbols.map");
+  if (!text) {
+    warn_once(key + ".symbols", key + ".symbols.map: " + text.error().what());
+  } else if (auto parsed = symbols::parse_symbols_map(*text); !parsed) {
+    warn_once(key + ".symbols", key + ".symbols.map: " + parsed.error().what());
+  } else {
+    table = std::make_unique<SymbolTable>(std::move(*parsed));
+  }
+  return (symbols_[key] = std::move(table)).get();
+}
+
+UnwindModule* ProfileFolder::unwind(const std::string& key) {
+  auto it = unwind_.find(key);
+  if (it != unwind_.end()) return it->second.get();
+  std::unique_ptr<UnwindModule> module;
+  auto region = base::read_file(path_ + "/" + key + ".unwind_data");
+  if (!region) {
+    warn_once(key + ".unwind", key + ".unwind_data: " + region.error().what());
+  } else {
+    auto data = symbols::decode_unwind_data(std::span<const uint8_t>(
+        reinterpret_cast<const uint8_t*>(region->data()), region->size()));
+    if (!data) {
+      warn_once(key + ".unwind", key + ".unwind_data: " + data.error().what());
+    } else {
+      std::optional<std::vector<uint8_t>> hdr = std::move(data->eh_frame_hdr);
+      uint64_t hdr_svma = data->eh_frame_hdr_svma ? data->eh_frame_hdr_svma->start : 0;
+      auto eh = EhFrame::create(std::move(data->eh_frame),
+                                data->eh_frame_svma.start, std::move(hdr),
+                                hdr_svma);
+      if (!eh) {
+        warn_once(key + ".unwind", key + ".unwind_data: " + eh.error().what());
+      } else {
+        module = std::make_unique<UnwindModule>();
+        module->eh_frame = std::make_unique<EhFrame>(std::move(*eh));
+        module->base_svma = data->base_svma;
+      }
+    }
+  }
+  return (unwind_[key] = std::move(module)).get();
+}
+
+const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
+  auto it = perf_maps_.find(pid);
+  if (it != perf_maps_.end()) return it->second.get();
+  std::unique_ptr<std::vector<JitSymbol>> map;
+  if (auto text = base::read_file(path_ + "/perf-" + std::to_string(pid) + ".map")) {
+    map = std::make_unique<std::vector<JitSymbol>>();
+    size_t pos = 0;
+    while (pos < text->size()) {
+      size_t eol = text->find('\n', pos);
+      if (eol == std::string::npos) eol = text->size();
+      std::string_view line(text->data() + pos, eol - pos);
+      pos = eol + 1;
+      size_t a = line.find(' ');
+      size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+      if (b == std::string_view::npos) continue;
+      auto start = parse_hex(line.substr(0, a));
+      auto size = parse_hex(line.substr(a + 1, b - a - 1));
+      if (!start || !size) continue;
+      map->push_back({*start, *size, std::string(line.substr(b + 1))});
+    }
+    std::sort(map->begin(), map->end(),
+              [](const JitSymbol& x, const JitSymbol& y) { return x.start < y.start; });
+  }
+  return (perf_maps_[pid] = std::move(map)).get();
+}
+
+}  // namespace runner::report

@@ -1,0 +1,387 @@
+#include "report/report.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "base/fs.hpp"
+#include "profiler/pipedata_reader.hpp"
+#include "report/flamegraph.hpp"
+#include "report/profile_folder.hpp"
+#include "report/stack.hpp"
+
+namespace runner::report {
+namespace {
+
+struct StackHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    size_t h = 1469598103934665603ull;
+    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+    return h;
+  }
+};
+
+// Stack counts of one benchmark (or of its harness part): grows with the
+// number of distinct stacks, not with samples.
+using StackCounts =
+    std::unordered_map<std::vector<uint32_t>, uint64_t, StackHash>;
+
+struct Bench {
+  std::string name, uri;
+  StackCounts proper, harness;
+  BenchmarkSummary summary;
+};
+
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    out += ok ? c : '_';
+  }
+  if (out.size() > 100) out.resize(100);
+  return out;
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f",
+                whole == 0 ? 0.0
+                           : 100.0 * static_cast<double>(part) /
+                                 static_cast<double>(whole));
+  return buf;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> top_functions(
+    const StackCounts& stacks, bool self, size_t limit) {
+  std::map<uint32_t, uint64_t> counts;
+  for (const auto& [stack, n] : stacks) {
+    if (stack.empty()) continue;
+    if (self) {
+      counts[stack.back()] += n;
+    } else {
+      std::set<uint32_t> seen(stack.begin(), stack.end());
+      for (uint32_t id : seen) counts[id] += n;
+    }
+  }
+  std::vector<std::pair<uint32_t, uint64_t>> sorted(counts.begin(),
+                                                    counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (sorted.size() > limit) sorted.resize(limit);
+  return sorted;
+}
+
+std::vector<FoldedStack> folded(const StackCounts& stacks,
+                                const Symbolizer& symbolizer) {
+  std::vector<FoldedStack> out;
+  out.reserve(stacks.size());
+  for (const auto& [stack, n] : stacks) {
+    FoldedStack f;
+    for (uint32_t id : stack) f.frames.push_back(symbolizer.frame(id).name);
+    f.count = n;
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FoldedStack& a, const FoldedStack& b) {
+              return a.frames < b.frames;
+            });
+  return out;
+}
+
+std::string folded_text(const std::vector<FoldedStack>& stacks) {
+  std::string text;
+  for (const auto& s : stacks) {
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      if (i) text += ';';
+      // ';' separates frames: keep it out of names.
+      for (char c : s.frames[i]) text += c == ';' ? ':' : c;
+    }
+    text += ' ' + std::to_string(s.count) + '\n';
+  }
+  return text;
+}
+
+const Window* find_window(const std::vector<Window>& windows, uint64_t time,
+                          size_t* index) {
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (time >= windows[i].start && time <= windows[i].end) {
+      *index = i;
+      return &windows[i];
+    }
+  }
+  return nullptr;
+}
+
+bool in_rounds(const Window& w, uint64_t time) {
+  for (const auto& [start, end] : w.rounds)
+    if (time >= start && time <= end) return true;
+  return false;
+}
+
+void print_perf_script_sample(std::ostream& out,
+                              const profiler::SampleRecord& sample,
+                              const std::string& comm,
+                              const std::string& event,
+                              const UnwoundStack& stack,
+                              Symbolizer& symbolizer) {
+  char head[160];
+  std::snprintf(head, sizeof(head), "%16s %6u/%-6u %5" PRIu64 ".%09" PRIu64
+                ": %s:\n",
+                comm.c_str(), sample.pid, sample.tid,
+                static_cast<uint64_t>(sample.time / 1000000000u),
+                static_cast<uint64_t>(sample.time % 1000000000u),
+                event.c_str());
+  out << head;
+  for (size_t i = 0; i < stack.addrs.size(); ++i) {
+    uint64_t addr = stack.addrs[i];
+    const FrameInfo& frame = symbolizer.frame(
+        symbolizer.resolve(static_cast<int32_t>(sample.pid), addr, i == 0));
+    char line[64];
+    std::snprintf(line, sizeof(line), "\t%16" PRIx64 " ", addr);
+    out << line << frame.name << " ("
+        << (frame.dso.empty() ? "[unknown]" : frame.dso) << ")\n";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+base::Result<std::string> find_newest_profile_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string best;
+  fs::file_time_type best_time;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("runner-profile.", 0) != 0 || !entry.is_directory(ec))
+      continue;
+    if (!fs::exists(entry.path() / "perf.pipedata", ec) &&
+        !fs::exists(entry.path() / "perf.metadata", ec))
+      continue;
+    auto t = fs::last_write_time(entry.path(), ec);
+    if (best.empty() || t > best_time) {
+      best = entry.path().string();
+      best_time = t;
+    }
+  }
+  if (best.empty())
+    return base::Error("no runner-profile.* folder in " + dir +
+                       " (give the folder as an argument)");
+  return best;
+}
+
+base::Result<ReportResult> run_report(const ReportOptions& options,
+                                      std::ostream& out, std::ostream& err) {
+  RUNNER_ASSIGN_OR_RETURN(ProfileFolder folder,
+                          ProfileFolder::open(options.folder), "report");
+  ReportResult result;
+  const bool perf_script = options.format == ReportOptions::Format::kPerfScript;
+  if (options.inline_frames)
+    folder.warnings().push_back(
+        "--inline: inline frames are not expanded by this version; frames "
+        "are reported per function");
+
+  Unwinder unwinder(folder);
+  Symbolizer symbolizer(folder, options.demangle);
+  std::vector<Bench> benches;
+  std::map<std::string, size_t> bench_by_name;
+  std::vector<size_t> bench_of_window;
+  for (const Window& w : folder.windows()) {
+    auto [it, added] = bench_by_name.emplace(w.name, benches.size());
+    if (added) {
+      benches.push_back(Bench{});
+      benches.back().name = w.name;
+      benches.back().uri = w.uri;
+      benches.back().summary.name = w.name;
+    }
+    bench_of_window.push_back(it->second);
+  }
+
+  std::unordered_map<uint32_t, std::string> comm_by_tid;
+  uint64_t lost_total = 0;
+  auto reader = profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
+  if (!reader) {
+    folder.warnings().push_back("perf.pipedata: " + reader.error().what());
+  } else {
+    while (true) {
+      auto next = reader->next();
+      if (!next) {
+        folder.warnings().push_back(
+            "perf.pipedata is truncated or corrupt (" + next.error().what() +
+            "); reporting the " + std::to_string(result.samples_read) +
+            " samples read before it");
+        break;
+      }
+      if (!next->has_value()) break;
+      const profiler::Record& record = **next;
+      if (record.kind == profiler::RecordKind::kComm) {
+        comm_by_tid[record.comm.tid] = record.comm.comm;
+        continue;
+      }
+      if (record.kind == profiler::RecordKind::kLost) {
+        lost_total += record.lost.lost;
+        size_t index = 0;
+        if (find_window(folder.windows(), record.lost.sample_id.time, &index))
+          benches[bench_of_window[index]].summary.lost += record.lost.lost;
+        continue;
+      }
+      if (record.kind != profiler::RecordKind::kSample) continue;
+      const profiler::SampleRecord& sample = record.sample;
+      ++result.samples_read;
+      if (perf_script) {
+        UnwoundStack stack = unwinder.unwind(sample);
+        auto comm = comm_by_tid.find(sample.tid);
+        std::string event = sample.attr != nullptr && !sample.attr->name.empty()
+                                ? sample.attr->name
+                                : "cpu-clock";
+        print_perf_script_sample(
+            out, sample, comm != comm_by_tid.end() ? comm->second : ":" +
+                std::to_string(sample.tid), event, stack, symbolizer);
+        ++result.samples_shown;
+        continue;
+      }
+      size_t index = 0;
+      const Window* window = find_window(folder.windows(), sample.time, &index);
+      if (window == nullptr) {
+        ++result.outside_windows;
+        continue;
+      }
+      if (folder.filter_pids() &&
+          folder.tracked_pids().count(static_cast<int32_t>(sample.pid)) == 0) {
+        ++result.filtered_pids;
+        continue;
+      }
+      Bench& bench = benches[bench_of_window[index]];
+      UnwoundStack stack = unwinder.unwind(sample);
+      std::vector<uint32_t> ids;
+      ids.reserve(stack.addrs.size());
+      // Root first, leaf last.
+      for (size_t i = stack.addrs.size(); i-- > 0;)
+        ids.push_back(symbolizer.resolve(static_cast<int32_t>(sample.pid),
+                                         stack.addrs[i], i == 0));
+      bool proper = window->rounds.empty() || in_rounds(*window, sample.time);
+      (proper ? bench.proper : bench.harness)[ids] += 1;
+      (proper ? bench.summary.samples : bench.summary.harness_samples) += 1;
+      switch (stack.end) {
+        case StackEnd::kComplete: ++bench.summary.unwound_full; break;
+        case StackEnd::kTruncated: ++bench.summary.truncated; break;
+        case StackEnd::kUnknown: ++bench.summary.unknown; break;
+      }
+      ++result.samples_shown;
+    }
+  }
+
+  if (!perf_script) {
+    const std::string report_dir = options.folder + "/report";
+    bool can_write = true;
+    if (auto st = base::make_directories(report_dir); !st) {
+      folder.warnings().push_back("cannot create " + report_dir + ": " +
+                                  st.error().what());
+      can_write = false;
+    }
+    nlohmann::ordered_json summary = nlohmann::ordered_json::object();
+    summary["folder"] = options.folder;
+    summary["samples_read"] = result.samples_read;
+    summary["samples_shown"] = result.samples_shown;
+    summary["outside_windows"] = result.outside_windows;
+    summary["filtered_pids"] = result.filtered_pids;
+    summary["lost_samples"] = lost_total;
+    summary["benchmarks"] = nlohmann::ordered_json::array();
+    for (size_t b = 0; b < benches.size(); ++b) {
+      Bench& bench = benches[b];
+      std::string base = std::to_string(b) + "_" + sanitize(bench.name);
+      auto js = nlohmann::ordered_json::object();
+      js["name"] = bench.name;
+      js["uri"] = bench.uri;
+      js["samples"] = bench.summary.samples;
+      js["harness_samples"] = bench.summary.harness_samples;
+      js["lost"] = bench.summary.lost;
+      js["unwound"] = {{"full", bench.summary.unwound_full},
+                       {"truncated", bench.summary.truncated},
+                       {"unknown", bench.summary.unknown}};
+      for (bool self : {true, false}) {
+        auto list = nlohmann::ordered_json::array();
+        for (const auto& [id, n] :
+             top_functions(bench.proper, self, options.top)) {
+          list.push_back({{"function", symbolizer.frame(id).name},
+                          {"samples", n},
+                          {"percent", std::stod(percent(n, bench.summary.samples))}});
+        }
+        js[self ? "top_self" : "top_total"] = std::move(list);
+      }
+      if (can_write) {
+        for (bool proper : {true, false}) {
+          const StackCounts& stacks = proper ? bench.proper : bench.harness;
+          if (stacks.empty()) continue;
+          std::string stem = base + (proper ? "" : ".harness");
+          auto folded_stacks = folded(stacks, symbolizer);
+          auto st1 = base::write_file_atomic(report_dir + "/" + stem + ".folded",
+                                             folded_text(folded_stacks));
+          auto st2 = base::write_file_atomic(
+              report_dir + "/" + stem + ".svg",
+              render_flamegraph(bench.name + (proper ? "" : " (harness)"),
+                                folded_stacks));
+          if (!st1 || !st2)
+            folder.warnings().push_back(
+                "writing " + stem + ": " +
+                (!st1 ? st1.error().what() : st2.error().what()));
+          js[proper ? "folded" : "harness_folded"] = stem + ".folded";
+          js[proper ? "flamegraph" : "harness_flamegraph"] = stem + ".svg";
+        }
+      }
+      summary["benchmarks"].push_back(std::move(js));
+      result.benchmarks.push_back(bench.summary);
+    }
+    summary["warnings"] = folder.warnings();
+    if (can_write) {
+      if (auto st = base::write_file_atomic(report_dir + "/summary.json",
+                                            summary.dump(2) + "\n");
+          !st)
+        folder.warnings().push_back("writing summary.json: " +
+                                    st.error().what());
+    }
+
+    // Terminal summary.
+    for (const Bench& bench : benches) {
+      const auto& s = bench.summary;
+      out << "\n" << bench.name << ": " << s.samples << " samples";
+      if (s.harness_samples > 0) out << " (+" << s.harness_samples << " in the harness)";
+      if (s.lost > 0) out << ", " << s.lost << " lost";
+      out << "; unwound " << s.unwound_full << " fully, " << s.truncated
+          << " truncated, " << s.unknown << " at unknown code\n";
+      for (const auto& [id, n] : top_functions(bench.proper, true, options.top)) {
+        char line[32];
+        std::snprintf(line, sizeof(line), "  %6s%%  ",
+                      percent(n, s.samples).c_str());
+        out << line << symbolizer.frame(id).name << "\n";
+      }
+    }
+    if (result.outside_windows > 0 || result.filtered_pids > 0)
+      out << "\n(" << result.outside_windows
+          << " samples outside benchmark windows, " << result.filtered_pids
+          << " of untracked processes: not shown)\n";
+    if (result.samples_shown > 0)
+      out << "\nReport: " << report_dir << "/ (summary.json, *.folded, *.svg)\n";
+  }
+
+  for (const auto& w : folder.warnings()) err << "runner report: warning: " << w << "\n";
+  result.warnings = folder.warnings();
+  if (result.samples_shown == 0) {
+    err << "runner report: nothing to report in " << options.folder
+        << (result.samples_read == 0 ? ": no samples"
+                                     : ": no sample in a benchmark window")
+        << "\n";
+    result.exit_code = 1;
+  }
+  return result;
+}
+
+}  // namespace runner::report

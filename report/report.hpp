@@ -1,0 +1,56 @@
+// report: offline analysis of a profile folder, from the folder alone (as a
+// backend would, without the original binaries).
+//
+//   perf.pipedata ──PipeDataReader──> samples ──Unwinder (.unwind_data CFI,
+//   per-pid ranges of perf.metadata)──> addresses ──Symbolizer
+//   (.symbols.map + load biases, perf-<pid>.map)──> names ──attribution
+//   (ExecutionTimestamps windows, rounds)──> per-benchmark stack counts
+//   ──> <folder>/report/{<name>.folded,<name>.svg,summary.json} + terminal.
+//
+// ProfileFolder owns every artifact it loads (lazily, once per key);
+// run_report owns the aggregation, which grows with distinct stacks, not
+// with samples.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace runner::report {
+
+struct ReportOptions {
+  std::string folder;
+  bool demangle = true;
+  // Expand inlined frames through the original ELF files' DWARF when they
+  // are present (not implemented yet: reported as a warning).
+  bool inline_frames = false;
+  enum class Format { kDefault, kPerfScript } format = Format::kDefault;
+  unsigned top = 10;
+};
+
+struct BenchmarkSummary {
+  std::string name;
+  uint64_t samples = 0, harness_samples = 0, lost = 0;
+  uint64_t unwound_full = 0, truncated = 0, unknown = 0;
+};
+
+struct ReportResult {
+  // 0 when something could be reported, 1 when nothing could.
+  int exit_code = 0;
+  uint64_t samples_read = 0, samples_shown = 0;
+  uint64_t outside_windows = 0, filtered_pids = 0;
+  std::vector<BenchmarkSummary> benchmarks;
+  std::vector<std::string> warnings;
+};
+
+base::Result<ReportResult> run_report(const ReportOptions& options,
+                                      std::ostream& out, std::ostream& err);
+
+// The newest `runner-profile.*` directory under `dir` holding perf.pipedata
+// or perf.metadata.
+base::Result<std::string> find_newest_profile_folder(const std::string& dir);
+
+}  // namespace runner::report
