@@ -2,8 +2,10 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -13,6 +15,7 @@
 
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "base/unique_fd.hpp"
 #include "config.h"
 
 namespace runner::agent {
@@ -54,6 +57,33 @@ void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids) {
     if (!st) RUNNER_LOG(kLog, kWarning) << "copying " << src << ": "
                                         << st.error().what();
   }
+}
+
+// Copies this process's vDSO into a temporary file. The vDSO is the same
+// image in every process of a kernel, so benchmark samples in it (e.g.
+// clock_gettime) get symbols and unwind data from this copy.
+std::optional<std::string> dump_own_vdso() {
+  auto maps = base::read_file("/proc/self/maps");
+  if (!maps) return std::nullopt;
+  size_t pos = maps->find("[vdso]");
+  if (pos == std::string::npos) return std::nullopt;
+  size_t line_start = maps->rfind('\n', pos);
+  line_start = line_start == std::string::npos ? 0 : line_start + 1;
+  unsigned long long start = 0, end = 0;
+  if (std::sscanf(maps->c_str() + line_start, "%llx-%llx", &start, &end) != 2 ||
+      end <= start || end - start > (1u << 20))
+    return std::nullopt;
+  char path[] = "/tmp/runner-vdso.XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0) return std::nullopt;
+  base::UniqueFd owner(fd);
+  const auto* bytes = reinterpret_cast<const char*>(static_cast<uintptr_t>(start));
+  size_t size = static_cast<size_t>(end - start);
+  if (::write(fd, bytes, size) != static_cast<ssize_t>(size)) {
+    ::unlink(path);
+    return std::nullopt;
+  }
+  return std::string(path);
 }
 
 }  // namespace
@@ -104,6 +134,8 @@ base::Status finalize_profile(FinalizeInput input) {
                    : profiler::PidFilterMode::kTracked,
       run.bench_pids);
   const std::string pipedata = folder + "/perf.pipedata";
+  std::optional<std::string> vdso = dump_own_vdso();
+  if (vdso) tracker.set_vdso_image(*vdso);
   if (input.profiled) {
     if (auto st = tracker.replay_file(pipedata); !st) {
       RUNNER_LOG(kLog, kWarning) << "reading perf.pipedata: "
@@ -147,6 +179,7 @@ base::Status finalize_profile(FinalizeInput input) {
                 ? ", e.g. " + example->second
                 : std::string());
   }
+  if (vdso) ::unlink(vdso->c_str());
   copy_perf_maps(folder, tracked_pids);
 
   // ---- perf.metadata (spec §4.5 field order) --------------------------------

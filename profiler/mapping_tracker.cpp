@@ -87,7 +87,8 @@ void MappingTracker::apply_mmap(const Mmap2Record& m) {
     ++stats_.skipped["not_executable"];
     return;
   }
-  if (const char* reason = skip_reason_for_path(m.filename)) {
+  const bool vdso = !vdso_image_.empty() && m.filename == "[vdso]";
+  if (const char* reason = skip_reason_for_path(m.filename); reason && !vdso) {
     ++stats_.skipped[reason];
     return;
   }
@@ -98,13 +99,14 @@ void MappingTracker::apply_mmap(const Mmap2Record& m) {
   t.end = m.addr + m.len;
   t.pgoff = m.pgoff;
   t.path = m.filename;
-  t.open_path = m.filename;
+  t.open_path = vdso ? vdso_image_ : m.filename;
   t.dev_major = m.maj;
   t.dev_minor = m.min;
   t.inode = m.ino;
   t.timestamp = m.sample_id.time;
   t.source = TrackedMapping::Source::kMmap2;
-  e.state = check_file(m.filename, m.has_build_id ? 0 : m.ino);
+  e.state = vdso ? FileState::kOk
+                 : check_file(m.filename, m.has_build_id ? 0 : m.ino);
   if (e.state != FileState::kOk) {
     ++stats_.skipped[reason_for(e.state)];
     e.counted = true;

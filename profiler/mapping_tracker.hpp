@@ -82,6 +82,12 @@ class MappingTracker {
   // MMAP2 mappings whose file was replaced on disk. Takes ownership of the
   // pinned fds that end up used.
   void backfill(std::vector<ProcSnapshot> snapshots);
+  // Keeps "[vdso]" mappings (otherwise skipped as a pseudo path), read from
+  // `image_path`: a copy of the vDSO, which is the same image in every
+  // process of a kernel. Call before replay.
+  void set_vdso_image(std::string image_path) {
+    vdso_image_ = std::move(image_path);
+  }
 
   // Final state for the tracked pids, sorted by (pid, start): the last exec
   // mapping per (pid, path). (Untracked pids are followed internally so that
@@ -116,6 +122,7 @@ class MappingTracker {
   std::set<int32_t> exited_;
   std::map<int32_t, std::map<std::string, Entry>> by_pid_;
   std::map<std::string, FileId> stat_cache_;
+  std::string vdso_image_;
   std::vector<PinnedFile> pinned_;
   TrackingStats stats_;
 };

@@ -10,21 +10,6 @@
 namespace runner::report {
 namespace {
 
-size_t leading_underscores(const std::string& name) {
-  size_t n = 0;
-  while (n < name.size() && name[n] == '_') ++n;
-  return n;
-}
-
-// Among aliases at one address, the name perf would show: fewer leading
-// underscores, then the longest name.
-bool better_alias(const symbols::Symbol& a, const symbols::Symbol& b) {
-  size_t ua = leading_underscores(a.name), ub = leading_underscores(b.name);
-  if (ua != ub) return ua < ub;
-  if (a.name.size() != b.name.size()) return a.name.size() > b.name.size();
-  return a.name < b.name;
-}
-
 uint64_t json_u64(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer()) return static_cast<uint64_t>(v.get<int64_t>());
@@ -62,10 +47,9 @@ SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
                    });
   for (auto& s : symbols) {
     if (s.size == 0) continue;
-    if (!symbols_.empty() && symbols_.back().addr == s.addr) {
-      if (better_alias(s, symbols_.back())) symbols_.back() = std::move(s);
-      continue;
-    }
+    // Aliases at one address: .symbols.map lists the one perf would pick
+    // first (symbols/ orders them by binding), keep that one.
+    if (!symbols_.empty() && symbols_.back().addr == s.addr) continue;
     symbols_.push_back(std::move(s));
   }
   if (!symbols_.empty()) {

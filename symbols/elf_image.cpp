@@ -63,7 +63,8 @@ void append_table(const SymbolTable& table, std::vector<Symbol>& out) {
     size_t len = ::strnlen(name, table.strings_size - sym.st_name);
     std::string_view view(name, len);
     if (view.empty() || is_arm_mapping_symbol(view)) continue;
-    out.push_back(Symbol{sym.st_value, sym.st_size, std::string(view)});
+    out.push_back(Symbol{sym.st_value, sym.st_size, std::string(view),
+                         static_cast<uint8_t>(sym.st_info >> 4)});
   }
 }
 

@@ -2,7 +2,10 @@
 // debug file lookup, symbol extraction (§5.5), unwind sections (§5.6).
 #include <sys/stat.h>
 
+#include <elf.h>
+
 #include <algorithm>
+#include <tuple>
 #include <array>
 #include <functional>
 #include <unordered_set>
@@ -194,9 +197,23 @@ base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
     }
   }
 
+  // By address; aliases at one address in perf's order of preference
+  // (choose_best_symbol: non-weak, then global, then fewer leading
+  // underscores, then the longer name), so a reader of .symbols.map can take
+  // the first name at an address.
+  auto rank = [](const Symbol& s) {
+    size_t underscores = 0;
+    while (underscores < s.name.size() && s.name[underscores] == '_')
+      ++underscores;
+    return std::make_tuple(s.binding == STB_WEAK, s.binding != STB_GLOBAL,
+                           underscores);
+  };
   std::stable_sort(symbols.begin(), symbols.end(),
-                   [](const Symbol& a, const Symbol& b) {
-                     return a.addr < b.addr;
+                   [&rank](const Symbol& a, const Symbol& b) {
+                     if (a.addr != b.addr) return a.addr < b.addr;
+                     auto ra = rank(a), rb = rank(b);
+                     if (ra != rb) return ra < rb;
+                     return a.name.size() > b.name.size();
                    });
   for (size_t i = 0; i < symbols.size(); ++i) {
     Symbol& s = symbols[i];

@@ -31,6 +31,9 @@ namespace runner::symbols {
 struct Symbol {
   uint64_t addr = 0, size = 0;
   std::string name;
+  // STB_* binding while extracting (not written to .symbols.map): orders
+  // aliases at one address the way perf picks among them.
+  uint8_t binding = 0;
 };
 
 // One PT_LOAD program header.

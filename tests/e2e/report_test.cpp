@@ -51,6 +51,8 @@ std::string join(const std::vector<std::string>& v) {
 
 struct Agreement {
   size_t matched = 0, agree = 0;
+  // perf stopped early and ours continues the same frames further.
+  size_t perf_prefix = 0;
   std::vector<std::string> disagreements;
 };
 
@@ -66,6 +68,9 @@ Agreement compare(const std::vector<PerfSample>& perf,
     auto ps = normalized_stack(p), os = normalized_stack(*it->second);
     if (ps == os) {
       ++a.agree;
+    } else if (!ps.empty() && ps.size() < os.size() &&
+               std::equal(ps.begin(), ps.end(), os.begin())) {
+      ++a.perf_prefix;
     } else if (a.disagreements.size() < 15) {
       a.disagreements.push_back("t=" + std::to_string(p.time_ns) +
                                 "\n  perf: " + join(ps) +
@@ -75,7 +80,11 @@ Agreement compare(const std::vector<PerfSample>& perf,
   return a;
 }
 
-void check_oracle(const std::string& folder) {
+// `perf_prefix_ok`: perf 6.1 keeps a forked parent's mappings on a child
+// that exec'd, and then stops unwinding early in that child (at
+// __libc_start_call_main); where perf's stack is a strict prefix of ours we
+// count the sample as agreeing on every frame perf has.
+void check_oracle(const std::string& folder, bool perf_prefix_ok = false) {
   auto perf = perf_script(folder + "/perf.pipedata");
   auto perf_samples = parse_perf_script(perf.out);
   auto ours = run_process({binary("RUNNER_BIN"), "report", "--format",
@@ -90,8 +99,10 @@ void check_oracle(const std::string& folder) {
   for (const auto& d : a.disagreements) listing += d + "\n";
   INFO("disagreeing samples (first 15):\n", listing);
   CHECK(a.matched == perf_samples.size());
-  CHECK_MESSAGE(a.agree * 100 >= a.matched * 99, a.agree, " of ", a.matched,
-                " samples agree");
+  size_t agree = a.agree + (perf_prefix_ok ? a.perf_prefix : 0);
+  CHECK_MESSAGE(agree * 100 >= a.matched * 99, a.agree, " of ", a.matched,
+                " samples agree exactly, ", a.perf_prefix,
+                " more where perf's stack is a prefix of ours");
 
   // Top-10 self-time functions: the same set from both.
   auto top = [](const std::vector<PerfSample>& samples) {
@@ -159,7 +170,7 @@ TEST_SUITE("e2e") {
         {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "300"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    check_oracle(folder);
+    check_oracle(folder, /*perf_prefix_ok=*/true);
   }
 
   TEST_CASE("report works from a copy of the folder, without the binaries' paths") {
