@@ -95,8 +95,10 @@ std::string format_help(const CommandSpec& spec) {
                                   : std::string("    ");
       left += "--" + opt.name;
       if (opt.takes_value) left += " " + opt.value_name;
-      if (left.size() < 30) left.resize(30, ' ');
-      else left += "\n" + std::string(30, ' ');
+      if (left.size() < 30)
+        left.resize(30, ' ');
+      else
+        left += "\n" + std::string(30, ' ');
       out << left << opt.help << "\n";
     }
   }

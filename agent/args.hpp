@@ -13,7 +13,7 @@
 namespace runner::agent {
 
 struct OptionSpec {
-  std::string name;   // without the leading "--"
+  std::string name;  // without the leading "--"
   char short_name = 0;
   bool takes_value = false;
   std::string value_name;  // shown in help, e.g. "DIR"

@@ -14,26 +14,26 @@ namespace runner::agent {
 namespace {
 
 std::string top_help() {
-  return
-      "Usage: runner <COMMAND> [OPTIONS]\n"
-      "\n"
-      "A walltime profiling agent for benchmarks: runs a benchmark, speaks "
-      "the\nCodSpeed runner FIFO protocol with it, samples its process tree "
-      "with\nperf_event_open inside benchmark windows and writes an "
-      "upload-ready\nprofile folder.\n"
-      "\n"
-      "Commands:\n"
-      "  run      Run a benchmark command under the runner\n"
-      "  exec     Run any command as a benchmark (through exec-harness)\n"
-      "  report   Flamegraphs and summaries from a profile folder\n"
-      "  doctor   What this machine allows and what the runner will do\n"
-      "\n"
-      "Options:\n"
-      "  -h, --help      Print this help\n"
-      "  -V, --version   Print the version\n"
-      "\n"
-      "Run 'runner <COMMAND> --help' for a command's options.\n"
-      "Environment: RUNNER_LOG=debug or RUNNER_LOG=fifo:debug,profiler:info\n";
+  return "Usage: runner <COMMAND> [OPTIONS]\n"
+         "\n"
+         "A walltime profiling agent for benchmarks: runs a benchmark, speaks "
+         "the\nCodSpeed runner FIFO protocol with it, samples its process tree "
+         "with\nperf_event_open inside benchmark windows and writes an "
+         "upload-ready\nprofile folder.\n"
+         "\n"
+         "Commands:\n"
+         "  run      Run a benchmark command under the runner\n"
+         "  exec     Run any command as a benchmark (through exec-harness)\n"
+         "  report   Flamegraphs and summaries from a profile folder\n"
+         "  doctor   What this machine allows and what the runner will do\n"
+         "\n"
+         "Options:\n"
+         "  -h, --help      Print this help\n"
+         "  -V, --version   Print the version\n"
+         "\n"
+         "Run 'runner <COMMAND> --help' for a command's options.\n"
+         "Environment: RUNNER_LOG=debug or "
+         "RUNNER_LOG=fifo:debug,profiler:info\n";
 }
 
 }  // namespace
@@ -60,8 +60,7 @@ int run_main(int argc, char** argv) {
     if (cmd == "exec") return exec_command(rest);
     if (cmd == "report") return report_command(rest);
     if (cmd == "doctor") return doctor_command(rest);
-    std::fprintf(stderr,
-                 "runner: unknown command '%s' (see 'runner --help')\n",
+    std::fprintf(stderr, "runner: unknown command '%s' (see 'runner --help')\n",
                  cmd.c_str());
     return 2;
   } catch (const std::exception& e) {

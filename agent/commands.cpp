@@ -43,7 +43,8 @@ std::string self_dir() {
 }
 
 base::Result<std::string> find_exec_harness() {
-  if (const char* env = std::getenv("RUNNER_EXEC_HARNESS")) return std::string(env);
+  if (const char* env = std::getenv("RUNNER_EXEC_HARNESS"))
+    return std::string(env);
   std::string dir = self_dir();
   for (const std::string& candidate :
        {dir + "/exec-harness",
@@ -115,8 +116,7 @@ int exec_command(const std::vector<std::string>& args) {
     std::error_code ec;
     auto config = load_exec_config(std::filesystem::current_path(ec).string());
     if (!config) {
-      std::fprintf(stderr, "runner exec: %s\n",
-                   config.error().what().c_str());
+      std::fprintf(stderr, "runner exec: %s\n", config.error().what().c_str());
       return 2;
     }
     if (!config->has_value()) {
@@ -136,11 +136,9 @@ int exec_command(const std::vector<std::string>& args) {
       std::fprintf(stderr, "runner exec: empty command\n");
       return 2;
     }
-    exec_harness::WalltimeArgs walltime{target.args.warmup_time,
-                                        target.args.max_time,
-                                        target.args.min_time,
-                                        target.args.max_rounds,
-                                        target.args.min_rounds};
+    exec_harness::WalltimeArgs walltime{
+        target.args.warmup_time, target.args.max_time, target.args.min_time,
+        target.args.max_rounds, target.args.min_rounds};
     if (auto config = exec_harness::make_loop_config(walltime); !config) {
       std::fprintf(stderr, "runner exec: %s\n",
                    config.error().message().c_str());

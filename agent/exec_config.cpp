@@ -1,8 +1,9 @@
 #include "agent/exec_config.hpp"
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
 
@@ -59,7 +60,8 @@ class YamlParser {
     if (lines_.empty()) return Node{};
     auto root = parse_block(lines_[0].indent);
     if (!root) return root;
-    if (pos_ < lines_.size()) return error(lines_[pos_].number, "unexpected content");
+    if (pos_ < lines_.size())
+      return error(lines_[pos_].number, "unexpected content");
     return root;
   }
 
@@ -73,7 +75,8 @@ class YamlParser {
     while (!text.empty() || number == 0) {
       size_t nl = text.find('\n');
       std::string_view raw = text.substr(0, nl);
-      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+      text = nl == std::string_view::npos ? std::string_view()
+                                          : text.substr(nl + 1);
       ++number;
       size_t indent = 0;
       while (indent < raw.size() && raw[indent] == ' ') ++indent;
@@ -114,7 +117,8 @@ class YamlParser {
 
   // Position of the ':' that separates a block mapping key, or npos.
   static size_t map_colon(const std::string& text) {
-    if (text.empty() || text[0] == '[' || text[0] == '{') return std::string::npos;
+    if (text.empty() || text[0] == '[' || text[0] == '{')
+      return std::string::npos;
     char quote = 0;
     for (size_t i = 0; i < text.size(); ++i) {
       char c = text[i];
@@ -187,8 +191,8 @@ class YamlParser {
       if (colon == std::string::npos) {
         return error(line.number, "expected 'key: value'");
       }
-      auto key_node = parse_inline(std::string(trim(line.text.substr(0, colon))),
-                                   line.number);
+      auto key_node = parse_inline(
+          std::string(trim(line.text.substr(0, colon))), line.number);
       if (!key_node) return key_node;
       if (key_node->kind != Node::Kind::kScalar) {
         return error(line.number, "a key must be a plain or quoted string");
@@ -232,7 +236,8 @@ class YamlParser {
     if (!node) return node;
     while (i < text.size() && is_blank(text[i])) ++i;
     if (i != text.size()) {
-      return error(line, "unexpected text after value: '" + text.substr(i) + "'");
+      return error(line,
+                   "unexpected text after value: '" + text.substr(i) + "'");
     }
     return node;
   }
@@ -257,11 +262,23 @@ class YamlParser {
         if (i >= s.size()) return error(line, "unterminated quoted string");
         char e = s[i++];
         switch (e) {
-          case '"': case '\\': case '/': node.scalar += e; break;
-          case 'n': node.scalar += '\n'; break;
-          case 't': node.scalar += '\t'; break;
-          case 'r': node.scalar += '\r'; break;
-          case '0': node.scalar += '\0'; break;
+          case '"':
+          case '\\':
+          case '/':
+            node.scalar += e;
+            break;
+          case 'n':
+            node.scalar += '\n';
+            break;
+          case 't':
+            node.scalar += '\t';
+            break;
+          case 'r':
+            node.scalar += '\r';
+            break;
+          case '0':
+            node.scalar += '\0';
+            break;
           default:
             return error(line, std::string("unsupported escape '\\") + e + "'");
         }
@@ -337,9 +354,11 @@ class YamlParser {
     size_t start = i;
     while (i < s.size()) {
       char d = s[i];
-      if (in_flow && (d == ',' || d == ']' || d == '}' || d == '[' || d == '{')) break;
-      if (in_flow && d == ':' && (i + 1 == s.size() || is_blank(s[i + 1]) ||
-                                  s[i + 1] == ',' || s[i + 1] == '}')) {
+      if (in_flow && (d == ',' || d == ']' || d == '}' || d == '[' || d == '{'))
+        break;
+      if (in_flow && d == ':' &&
+          (i + 1 == s.size() || is_blank(s[i + 1]) || s[i + 1] == ',' ||
+           s[i + 1] == '}')) {
         break;
       }
       ++i;
@@ -379,12 +398,14 @@ class ConfigReader {
     const Node* benchmarks = nullptr;
     for (const auto& [key, value] : root.entries) {
       if (key == "options") {
-        if (auto st = read_options(value, defaults); !st) return std::move(st.error());
+        if (auto st = read_options(value, defaults); !st)
+          return std::move(st.error());
       } else if (key == "benchmarks") {
         benchmarks = &value;
       } else {
-        return error(key_line(root, key), "unknown key '" + key +
-                                     "' (expected 'options' or 'benchmarks')");
+        return error(
+            key_line(root, key),
+            "unknown key '" + key + "' (expected 'options' or 'benchmarks')");
       }
     }
     if (benchmarks == nullptr || benchmarks->kind == Node::Kind::kNull) {
@@ -408,7 +429,8 @@ class ConfigReader {
   }
 
   static int key_line(const Node& map, const std::string& key) {
-    for (size_t i = 0; i < map.entries.size() && i < map.key_lines.size(); ++i) {
+    for (size_t i = 0; i < map.entries.size() && i < map.key_lines.size();
+         ++i) {
       if (map.entries[i].key == key) return map.key_lines[i];
     }
     return map.line;
@@ -443,8 +465,9 @@ class ConfigReader {
         for (char c : s) ok = ok && c >= '0' && c <= '9';
         if (ok) n = std::stoull(s);
         if (!ok || n == 0) {
-          return error(value.line,
-                       "'" + key + "' must be a positive integer, got '" + s + "'");
+          return error(
+              value.line,
+              "'" + key + "' must be a positive integer, got '" + s + "'");
         }
         (key == "max-rounds" ? out.args.max_rounds : out.args.min_rounds) = n;
         continue;
@@ -469,7 +492,8 @@ class ConfigReader {
       if (key == "name") {
         RUNNER_ASSIGN_OR_RETURN(target.name, scalar(value, key), "benchmark");
       } else if (key == "id") {
-        RUNNER_ASSIGN_OR_RETURN(std::string id, scalar(value, key), "benchmark");
+        RUNNER_ASSIGN_OR_RETURN(std::string id, scalar(value, key),
+                                "benchmark");
         (void)id;
       } else if (key == "exec") {
         exec = &value;
@@ -479,7 +503,8 @@ class ConfigReader {
                      "(run them with `runner run -- <command>`)");
       } else if (key == "options") {
         Options own;
-        if (auto st = read_options(value, own); !st) return std::move(st.error());
+        if (auto st = read_options(value, own); !st)
+          return std::move(st.error());
         merge(own, options);
       } else {
         return error(key_line(node, key),
@@ -552,7 +577,8 @@ std::string exec_targets_json(std::span<const ExecTarget> targets) {
   return list.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-base::Result<std::vector<std::string>> split_shell_words(std::string_view text) {
+base::Result<std::vector<std::string>> split_shell_words(
+    std::string_view text) {
   std::vector<std::string> words;
   std::string word;
   bool in_word = false;
@@ -613,8 +639,9 @@ base::Result<std::vector<ExecTarget>> parse_exec_config(
 
 base::Result<std::optional<std::vector<ExecTarget>>> load_exec_config(
     const std::string& dir) {
-  for (const char* name : {"runner.yml", "runner.yaml", "codspeed.yml",
-                           "codspeed.yaml", ".codspeed.yml", ".codspeed.yaml"}) {
+  for (const char* name :
+       {"runner.yml", "runner.yaml", "codspeed.yml", "codspeed.yaml",
+        ".codspeed.yml", ".codspeed.yaml"}) {
     std::string path = dir + "/" + name;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) continue;

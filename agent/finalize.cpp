@@ -43,7 +43,8 @@ Json markers_json(const fifo::RunData& run) {
 
 Json uri_by_ts_json(const fifo::RunData& run) {
   Json out = Json::array();
-  for (const auto& [ts, uri] : run.uri_by_ts) out.push_back(Json::array({ts, uri}));
+  for (const auto& [ts, uri] : run.uri_by_ts)
+    out.push_back(Json::array({ts, uri}));
   return out;
 }
 
@@ -54,8 +55,9 @@ void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids) {
     if (!text) continue;  // most processes have none
     auto st = base::write_file_atomic(
         folder + "/perf-" + std::to_string(pid) + ".map", *text);
-    if (!st) RUNNER_LOG(kLog, kWarning) << "copying " << src << ": "
-                                        << st.error().what();
+    if (!st)
+      RUNNER_LOG(kLog, kWarning)
+          << "copying " << src << ": " << st.error().what();
   }
 }
 
@@ -77,7 +79,8 @@ std::optional<std::string> dump_own_vdso() {
   int fd = ::mkstemp(path);
   if (fd < 0) return std::nullopt;
   base::UniqueFd owner(fd);
-  const auto* bytes = reinterpret_cast<const char*>(static_cast<uintptr_t>(start));
+  const auto* bytes =
+      reinterpret_cast<const char*>(static_cast<uintptr_t>(start));
   size_t size = static_cast<size_t>(end - start);
   if (::write(fd, bytes, size) != static_cast<ssize_t>(size)) {
     ::unlink(path);
@@ -129,18 +132,18 @@ base::Status finalize_profile(FinalizeInput input) {
   const bool exec_harness = run.integration->first == "exec-harness";
 
   // ---- mappings: replay side-band records, then backfill from /proc -------
-  profiler::MappingTracker tracker(
-      exec_harness ? profiler::PidFilterMode::kAll
-                   : profiler::PidFilterMode::kTracked,
-      run.bench_pids);
+  profiler::MappingTracker tracker(exec_harness
+                                       ? profiler::PidFilterMode::kAll
+                                       : profiler::PidFilterMode::kTracked,
+                                   run.bench_pids);
   const std::string pipedata = folder + "/perf.pipedata";
   std::optional<std::string> vdso = dump_own_vdso();
   if (vdso) tracker.set_vdso_image(*vdso);
   if (input.profiled) {
     if (auto st = tracker.replay_file(pipedata); !st) {
-      RUNNER_LOG(kLog, kWarning) << "reading perf.pipedata: "
-                                 << st.error().what()
-                                 << " (using what was read)";
+      RUNNER_LOG(kLog, kWarning)
+          << "reading perf.pipedata: " << st.error().what()
+          << " (using what was read)";
     }
   }
   tracker.backfill(std::move(input.snapshots));
@@ -168,8 +171,8 @@ base::Status finalize_profile(FinalizeInput input) {
   if (auto built = symbols::build_artifacts(modules, artifact_options)) {
     artifacts = std::move(*built);
   } else {
-    RUNNER_LOG(kLog, kError) << "building symbol artifacts: "
-                             << built.error().what();
+    RUNNER_LOG(kLog, kError)
+        << "building symbol artifacts: " << built.error().what();
   }
   for (const auto& [reason, count] : artifacts.errors) {
     auto example = artifacts.error_examples.find(reason);
@@ -204,9 +207,9 @@ base::Status finalize_profile(FinalizeInput input) {
         sym.push_back({{"perf_map_key", e.key}, {"load_bias", e.load_bias}});
         auto mod = module_by_key.find(e.key);
         if (is_interpreter(e.path) && mod != module_by_key.end()) {
-          ignored.push_back(Json::array(
-              {e.path, mod->second->symbols_min + e.load_bias,
-               mod->second->symbols_max_end + e.load_bias}));
+          ignored.push_back(
+              Json::array({e.path, mod->second->symbols_min + e.load_bias,
+                           mod->second->symbols_max_end + e.load_bias}));
         }
       }
       if (e.has_debug_info)
@@ -214,8 +217,7 @@ base::Status finalize_profile(FinalizeInput input) {
       if (e.has_unwind) {
         Json entry = Json::object();
         entry["unwind_data_key"] = e.key;
-        entry["timestamp"] =
-            e.timestamp ? Json(*e.timestamp) : Json(nullptr);
+        entry["timestamp"] = e.timestamp ? Json(*e.timestamp) : Json(nullptr);
         entry["avma_range"] = {{"start", e.avma_range.start},
                                {"end", e.avma_range.end}};
         entry["base_avma"] = e.base_avma;
@@ -239,11 +241,11 @@ base::Status finalize_profile(FinalizeInput input) {
                          {"file", d.file},
                          {"line", d.line ? Json(*d.line) : Json(nullptr)}});
       }
-      debug_info[key] = {{"object_path", info.object_path},
-                         {"addr_bounds", Json::array({info.addr_min,
-                                                      info.addr_max})},
-                         {"load_bias", 0},
-                         {"debug_infos", std::move(infos)}};
+      debug_info[key] = {
+          {"object_path", info.object_path},
+          {"addr_bounds", Json::array({info.addr_min, info.addr_max})},
+          {"load_bias", 0},
+          {"debug_infos", std::move(infos)}};
     }
     meta["debug_info"] = std::move(debug_info);
   }
@@ -277,7 +279,8 @@ base::Status finalize_profile(FinalizeInput input) {
     runner["lost_records"] = s.lost_records;
     runner["lost_samples"] = s.lost_samples;
     runner["bytes_written"] = s.bytes_written;
-    runner["write_error"] = s.write_failed ? Json(s.write_error) : Json(nullptr);
+    runner["write_error"] =
+        s.write_failed ? Json(s.write_error) : Json(nullptr);
     runner["ring_buffers_bytes"] =
         s.mmap_size_per_cpu * std::max(1u, std::thread::hardware_concurrency());
   }
@@ -287,8 +290,8 @@ base::Status finalize_profile(FinalizeInput input) {
     runner["max_rss_kib"] = static_cast<uint64_t>(usage.ru_maxrss);
   runner["pid_filter"] = exec_harness ? "all" : "tracked";
   runner["announced_pids"] = run.bench_pids;
-  runner["tracked_pids"] = Json(std::vector<int32_t>(tracked_pids.begin(),
-                                                     tracked_pids.end()));
+  runner["tracked_pids"] =
+      Json(std::vector<int32_t>(tracked_pids.begin(), tracked_pids.end()));
   Json skipped = Json::object();
   for (const auto& [reason, count] : tracker.stats().skipped)
     skipped[reason] = count;

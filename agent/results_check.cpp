@@ -19,21 +19,19 @@ base::Status check_benchmark(const nlohmann::json& b) {
   if (!b.is_object()) return base::Error("a benchmark is not an object");
   for (const char* key : {"name", "uri"})
     if (!b.contains(key) || !b[key].is_string())
-      return base::Error(std::string("benchmark without string '") + key +
-                         "'");
+      return base::Error(std::string("benchmark without string '") + key + "'");
   if (!b.contains("config") || !b["config"].is_object())
     return base::Error("benchmark without 'config' object");
   if (!b.contains("stats") || !b["stats"].is_object())
     return base::Error("benchmark without 'stats' object");
   const auto& s = b["stats"];
-  for (const char* key :
-       {"min_ns", "max_ns", "mean_ns", "stdev_ns", "q1_ns", "median_ns",
-        "q3_ns", "total_time"})
+  for (const char* key : {"min_ns", "max_ns", "mean_ns", "stdev_ns", "q1_ns",
+                          "median_ns", "q3_ns", "total_time"})
     if (!s.contains(key) || !s[key].is_number())
       return base::Error(std::string("stats without number '") + key + "'");
-  for (const char* key : {"rounds", "iqr_outlier_rounds",
-                          "stdev_outlier_rounds", "iter_per_round",
-                          "warmup_iters"})
+  for (const char* key :
+       {"rounds", "iqr_outlier_rounds", "stdev_outlier_rounds",
+        "iter_per_round", "warmup_iters"})
     if (!s.contains(key) || !s[key].is_number_unsigned())
       return base::Error(std::string("stats without unsigned '") + key + "'");
   return {};
@@ -43,10 +41,14 @@ base::Status check_benchmark(const nlohmann::json& b) {
 
 std::string format_duration_ns(double ns) {
   char buf[64];
-  if (ns < 1e3) std::snprintf(buf, sizeof(buf), "%.1f ns", ns);
-  else if (ns < 1e6) std::snprintf(buf, sizeof(buf), "%.2f us", ns / 1e3);
-  else if (ns < 1e9) std::snprintf(buf, sizeof(buf), "%.2f ms", ns / 1e6);
-  else std::snprintf(buf, sizeof(buf), "%.3f s", ns / 1e9);
+  if (ns < 1e3)
+    std::snprintf(buf, sizeof(buf), "%.1f ns", ns);
+  else if (ns < 1e6)
+    std::snprintf(buf, sizeof(buf), "%.2f us", ns / 1e3);
+  else if (ns < 1e9)
+    std::snprintf(buf, sizeof(buf), "%.2f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3f s", ns / 1e9);
   return buf;
 }
 
@@ -113,8 +115,8 @@ int check_results(const std::string& folder, bool allow_empty,
                 "Stdev");
   out << line;
   for (const auto& r : *rows) {
-    std::string name = r.name.size() > width ? r.name.substr(0, width - 1) + "~"
-                                              : r.name;
+    std::string name =
+        r.name.size() > width ? r.name.substr(0, width - 1) + "~" : r.name;
     std::snprintf(line, sizeof(line), "%-*s %8llu %14s %14s\n",
                   static_cast<int>(width), name.c_str(),
                   static_cast<unsigned long long>(r.rounds),

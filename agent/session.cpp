@@ -85,7 +85,9 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
 class ChildWatcher {
  public:
   ChildWatcher(boost::asio::io_context& io, base::ChildProcess& child)
-      : io_(io), child_(child), signals_(io, SIGINT, SIGTERM, SIGHUP),
+      : io_(io),
+        child_(child),
+        signals_(io, SIGINT, SIGTERM, SIGHUP),
         timer_(io) {}
 
   void start() {
@@ -93,10 +95,9 @@ class ChildWatcher {
     int pidfd = child_.pidfd() >= 0 ? ::dup(child_.pidfd()) : -1;
     if (pidfd >= 0) {
       pidfd_.emplace(io_, pidfd);
-      pidfd_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                         [this](const boost::system::error_code&) {
-                           io_.stop();
-                         });
+      pidfd_->async_wait(
+          boost::asio::posix::stream_descriptor::wait_read,
+          [this](const boost::system::error_code&) { io_.stop(); });
     } else {
       poll();
     }
@@ -162,8 +163,8 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
         << " PERF_RECORD_LOST records: raise --mmap-size or lower --freq";
   }
   if (stats.write_failed) {
-    RUNNER_LOG(kLog, kError) << "perf.pipedata is incomplete: "
-                             << stats.write_error;
+    RUNNER_LOG(kLog, kError)
+        << "perf.pipedata is incomplete: " << stats.write_error;
   }
 }
 
@@ -180,11 +181,16 @@ base::Result<uint64_t> parse_size(const std::string& text) {
   }
   std::string unit = text.substr(pos);
   uint64_t mult = 1;
-  if (unit == "" || unit == "B") mult = 1;
-  else if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024;
-  else if (unit == "M" || unit == "m" || unit == "MiB") mult = 1024 * 1024;
-  else if (unit == "G" || unit == "g" || unit == "GiB") mult = 1024ull << 20;
-  else return base::Error("invalid size unit in '" + text + "'");
+  if (unit == "" || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "k" || unit == "KiB")
+    mult = 1024;
+  else if (unit == "M" || unit == "m" || unit == "MiB")
+    mult = 1024 * 1024;
+  else if (unit == "G" || unit == "g" || unit == "GiB")
+    mult = 1024ull << 20;
+  else
+    return base::Error("invalid size unit in '" + text + "'");
   return static_cast<uint64_t>(value) * mult;
 }
 
@@ -206,12 +212,14 @@ base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
       out.sampler.call_graph = profiler::CallGraphMode::kDwarf;
       if (v->size() > 5) {
         if ((*v)[5] != ',')
-          return base::Error(prefix + "--call-graph must be dwarf[,SIZE] or fp");
+          return base::Error(prefix +
+                             "--call-graph must be dwarf[,SIZE] or fp");
         auto size = parse_size(v->substr(6));
-        if (!size) return base::Error(prefix + "--call-graph: " +
-                                      size.error().message());
-        out.sampler.stack_size = static_cast<uint32_t>(
-            std::min<uint64_t>(*size, UINT32_MAX));
+        if (!size)
+          return base::Error(prefix +
+                             "--call-graph: " + size.error().message());
+        out.sampler.stack_size =
+            static_cast<uint32_t>(std::min<uint64_t>(*size, UINT32_MAX));
       }
     } else {
       return base::Error(prefix + "--call-graph must be dwarf[,SIZE] or fp");
@@ -220,8 +228,8 @@ base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
   if (auto v = args.get("event")) out.sampler.event = *v;
   if (auto v = args.get("mmap-size")) {
     auto size = parse_size(*v);
-    if (!size) return base::Error(prefix + "--mmap-size: " +
-                                  size.error().message());
+    if (!size)
+      return base::Error(prefix + "--mmap-size: " + size.error().message());
     out.sampler.mmap_size = *size;
   }
   out.sampler.tracking_event = !args.has("no-tracking-event");
@@ -239,9 +247,8 @@ base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
 
 int run_session(const RunOptions& options) {
   // ---- profile folder ------------------------------------------------------
-  std::string folder = options.profile_folder.empty()
-                           ? default_profile_folder()
-                           : options.profile_folder;
+  std::string folder = options.profile_folder.empty() ? default_profile_folder()
+                                                      : options.profile_folder;
   if (auto st = base::make_directories(folder); !st) {
     std::fprintf(stderr, "runner: cannot create the profile folder: %s\n",
                  st.error().what().c_str());
@@ -281,7 +288,8 @@ int run_session(const RunOptions& options) {
     return code != 0 ? code : check;
   }
 
-  // ---- FIFO server -----------------------------------------------------------
+  // ---- FIFO server
+  // -----------------------------------------------------------
   boost::asio::io_context io;
   fifo::ServerOptions fifo_options;
   bool default_paths = options.fifo_dir.empty();
@@ -328,8 +336,8 @@ int run_session(const RunOptions& options) {
     return 127;
   }
   const std::string pipedata = folder + "/perf.pipedata";
-  auto created = profiler::Sampler::create(child->pid(), options.sampler,
-                                           pipedata);
+  auto created =
+      profiler::Sampler::create(child->pid(), options.sampler, pipedata);
   if (!created) {
     if (!options.allow_no_profile) {
       std::fprintf(stderr,
@@ -380,8 +388,8 @@ int run_session(const RunOptions& options) {
       sampler_stats = *stats;
       print_sampler_summary(*stats, options.sampler);
     } else {
-      RUNNER_LOG(kLog, kError) << "finishing sampling: "
-                               << stats.error().what();
+      RUNNER_LOG(kLog, kError)
+          << "finishing sampling: " << stats.error().what();
     }
     sampler.reset();
   }

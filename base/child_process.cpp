@@ -133,7 +133,8 @@ Result<ChildProcess> ChildProcess::spawn(const SpawnOptions& options) {
 
   // Everything the child needs is prepared before fork.
   std::vector<char*> argv;
-  for (const auto& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  for (const auto& arg : options.argv)
+    argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
   if (options.env) {

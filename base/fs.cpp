@@ -28,8 +28,8 @@ Status write_all(int fd, const char* data, size_t size) {
 
 Status write_file_atomic(const std::string& path, std::string_view data) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                     0644));
+  UniqueFd fd(
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd) return errno_error("open " + tmp);
   Status st = write_all(fd.get(), data.data(), data.size());
   if (st && ::close(fd.release()) != 0) st = errno_error("close " + tmp);

@@ -23,20 +23,29 @@ LogState& state() {
 }
 
 bool parse_level(std::string_view word, LogLevel& out) {
-  if (word == "debug" || word == "trace") out = LogLevel::kDebug;
-  else if (word == "info") out = LogLevel::kInfo;
-  else if (word == "warning" || word == "warn") out = LogLevel::kWarning;
-  else if (word == "error") out = LogLevel::kError;
-  else return false;
+  if (word == "debug" || word == "trace")
+    out = LogLevel::kDebug;
+  else if (word == "info")
+    out = LogLevel::kInfo;
+  else if (word == "warning" || word == "warn")
+    out = LogLevel::kWarning;
+  else if (word == "error")
+    out = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 
 const char* level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "?";
 }

@@ -49,8 +49,8 @@ class LogLine {
 
 // RUNNER_LOG("fifo", kWarning) << "text";  (the stream is only built when
 // the level is enabled; safe in an unbraced if/else)
-#define RUNNER_LOG(category, level)                                        \
-  for (bool runner_log_once_ = ::runner::base::log_enabled(                \
-           category, ::runner::base::LogLevel::level);                      \
-       runner_log_once_; runner_log_once_ = false)                          \
+#define RUNNER_LOG(category, level)                         \
+  for (bool runner_log_once_ = ::runner::base::log_enabled( \
+           category, ::runner::base::LogLevel::level);      \
+       runner_log_once_; runner_log_once_ = false)          \
   ::runner::base::LogLine(category, ::runner::base::LogLevel::level)

@@ -31,8 +31,8 @@ void MappedRegion::reset() {
   size_ = 0;
 }
 
-Result<MappedRegion> MappedRegion::map(int fd, size_t size, int prot,
-                                       int flags, off_t offset) {
+Result<MappedRegion> MappedRegion::map(int fd, size_t size, int prot, int flags,
+                                       off_t offset) {
   void* addr = ::mmap(nullptr, size, prot, flags, fd, offset);
   if (addr == MAP_FAILED) return errno_error("mmap");
   return MappedRegion(addr, size);
@@ -45,8 +45,8 @@ Result<MappedRegion> MappedRegion::map_file(const std::string& path) {
   if (::fstat(fd.get(), &st) != 0) return errno_error("fstat " + path);
   if (!S_ISREG(st.st_mode)) return Error(path + ": not a regular file");
   if (st.st_size == 0) return MappedRegion();
-  auto region = map(fd.get(), static_cast<size_t>(st.st_size), PROT_READ,
-                    MAP_PRIVATE);
+  auto region =
+      map(fd.get(), static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE);
   if (!region) return std::move(region.error()).context(path);
   return region;
 }

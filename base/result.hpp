@@ -109,15 +109,14 @@ using Status = Result<void>;
 // enclosing function, otherwise moves the value into `lhs`.
 #define RUNNER_CONCAT_INNER(a, b) a##b
 #define RUNNER_CONCAT(a, b) RUNNER_CONCAT_INNER(a, b)
-#define RUNNER_ASSIGN_OR_RETURN(lhs, expr, ctx)                    \
-  auto RUNNER_CONCAT(result_, __LINE__) = (expr);                  \
-  if (!RUNNER_CONCAT(result_, __LINE__))                           \
-    return std::move(RUNNER_CONCAT(result_, __LINE__).error())     \
-        .context(ctx);                                             \
+#define RUNNER_ASSIGN_OR_RETURN(lhs, expr, ctx)                              \
+  auto RUNNER_CONCAT(result_, __LINE__) = (expr);                            \
+  if (!RUNNER_CONCAT(result_, __LINE__))                                     \
+    return std::move(RUNNER_CONCAT(result_, __LINE__).error()).context(ctx); \
   lhs = std::move(RUNNER_CONCAT(result_, __LINE__)).value()
-#define RUNNER_RETURN_IF_ERROR(expr, ctx)                          \
-  do {                                                             \
-    auto runner_status_ = (expr);                                  \
-    if (!runner_status_)                                           \
-      return std::move(runner_status_.error()).context(ctx);       \
+#define RUNNER_RETURN_IF_ERROR(expr, ctx)                    \
+  do {                                                       \
+    auto runner_status_ = (expr);                            \
+    if (!runner_status_)                                     \
+      return std::move(runner_status_.error()).context(ctx); \
   } while (0)

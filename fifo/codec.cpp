@@ -89,8 +89,8 @@ class Reader {
     auto bytes = data_.subspan(pos_, static_cast<size_t>(*len));
     size_t bad = first_invalid_utf8(bytes);
     if (bad != bytes.size())
-      return base::Error("invalid UTF-8 in " + std::string(what) +
-                         " at byte " + std::to_string(bad));
+      return base::Error("invalid UTF-8 in " + std::string(what) + " at byte " +
+                         std::to_string(bad));
     pos_ += bytes.size();
     return std::string(bytes.begin(), bytes.end());
   }
@@ -116,9 +116,9 @@ class Reader {
 };
 
 // Unwraps a Result<T> into `lhs` or returns its error from decode_body.
-#define FIFO_READ(lhs, expr)              \
-  auto RUNNER_CONCAT(read_, __LINE__) = (expr); \
-  if (!RUNNER_CONCAT(read_, __LINE__))         \
+#define FIFO_READ(lhs, expr)                                  \
+  auto RUNNER_CONCAT(read_, __LINE__) = (expr);               \
+  if (!RUNNER_CONCAT(read_, __LINE__))                        \
     return std::move(RUNNER_CONCAT(read_, __LINE__)).error(); \
   lhs = std::move(RUNNER_CONCAT(read_, __LINE__)).value()
 
@@ -130,17 +130,22 @@ base::Result<Command> decode_body(uint32_t tag, Reader& in) {
       FIFO_READ(c.uri, in.str("uri"));
       return Command(std::move(c));
     }
-    case 1: return Command(StartBenchmark{});
-    case 2: return Command(StopBenchmark{});
-    case 3: return Command(Ack{});
-    case 4: return Command(PingPerf{});
+    case 1:
+      return Command(StartBenchmark{});
+    case 2:
+      return Command(StopBenchmark{});
+    case 3:
+      return Command(Ack{});
+    case 4:
+      return Command(PingPerf{});
     case 5: {
       SetIntegration c;
       FIFO_READ(c.name, in.str("integration name"));
       FIFO_READ(c.version, in.str("integration version"));
       return Command(std::move(c));
     }
-    case 6: return Command(Err{});
+    case 6:
+      return Command(Err{});
     case 7: {
       AddMarker c;
       FIFO_READ(c.pid, in.i32("pid"));
@@ -156,12 +161,14 @@ base::Result<Command> decode_body(uint32_t tag, Reader& in) {
       FIFO_READ(c.version, in.u64("protocol version"));
       return Command(c);
     }
-    case 9: return Command(GetIntegrationMode{});
+    case 9:
+      return Command(GetIntegrationMode{});
     case 10: {
       FIFO_READ(uint32_t mode, in.u32("integration mode"));
       if (mode > static_cast<uint32_t>(IntegrationMode::kAnalysis))
         return base::Error("unknown integration mode " + std::to_string(mode));
-      return Command(IntegrationModeResponse{static_cast<IntegrationMode>(mode)});
+      return Command(
+          IntegrationModeResponse{static_cast<IntegrationMode>(mode)});
     }
     default:
       return base::Error("unknown command tag " + std::to_string(tag));
@@ -203,7 +210,8 @@ std::vector<uint8_t> encode_frame(const Command& command) {
   std::vector<uint8_t> frame;
   frame.reserve(4 + payload.size());
   auto len = static_cast<uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<uint8_t>(len >> (8 * i)));
+  for (int i = 0; i < 4; ++i)
+    frame.push_back(static_cast<uint8_t>(len >> (8 * i)));
   frame.insert(frame.end(), payload.begin(), payload.end());
   return frame;
 }

@@ -37,29 +37,42 @@ std::string quoted(const std::string& text) {
 
 const char* marker_name(MarkerType type) {
   switch (type) {
-    case MarkerType::kSampleStart: return "SampleStart";
-    case MarkerType::kSampleEnd: return "SampleEnd";
-    case MarkerType::kRoundStart: return "RoundStart";
-    case MarkerType::kRoundEnd: return "RoundEnd";
+    case MarkerType::kSampleStart:
+      return "SampleStart";
+    case MarkerType::kSampleEnd:
+      return "SampleEnd";
+    case MarkerType::kRoundStart:
+      return "RoundStart";
+    case MarkerType::kRoundEnd:
+      return "RoundEnd";
   }
   return "UnknownMarker";
 }
 
 const char* integration_mode_name(IntegrationMode mode) {
   switch (mode) {
-    case IntegrationMode::kWalltime: return "Walltime";
-    case IntegrationMode::kSimulation: return "Simulation";
-    case IntegrationMode::kAnalysis: return "Analysis";
+    case IntegrationMode::kWalltime:
+      return "Walltime";
+    case IntegrationMode::kSimulation:
+      return "Simulation";
+    case IntegrationMode::kAnalysis:
+      return "Analysis";
   }
   return "UnknownMode";
 }
 
 const char* command_name(const Command& command) {
-  static constexpr const char* kNames[] = {
-      "CurrentBenchmark", "StartBenchmark", "StopBenchmark",
-      "Ack",              "PingPerf",       "SetIntegration",
-      "Err",              "AddMarker",      "SetVersion",
-      "GetIntegrationMode", "IntegrationModeResponse"};
+  static constexpr const char* kNames[] = {"CurrentBenchmark",
+                                           "StartBenchmark",
+                                           "StopBenchmark",
+                                           "Ack",
+                                           "PingPerf",
+                                           "SetIntegration",
+                                           "Err",
+                                           "AddMarker",
+                                           "SetVersion",
+                                           "GetIntegrationMode",
+                                           "IntegrationModeResponse"};
   static_assert(std::size(kNames) == std::variant_size_v<Command>);
   return kNames[command.index()];
 }
@@ -73,8 +86,8 @@ std::string describe(const Command& command) {
         if constexpr (std::is_same_v<T, CurrentBenchmark>) {
           out << "{pid=" << c.pid << ", uri=" << quoted(c.uri) << "}";
         } else if constexpr (std::is_same_v<T, SetIntegration>) {
-          out << "{name=" << quoted(c.name)
-              << ", version=" << quoted(c.version) << "}";
+          out << "{name=" << quoted(c.name) << ", version=" << quoted(c.version)
+              << "}";
         } else if constexpr (std::is_same_v<T, AddMarker>) {
           out << "{pid=" << c.pid << ", " << marker_name(c.marker.type) << "("
               << c.marker.timestamp << ")}";

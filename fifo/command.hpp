@@ -88,9 +88,9 @@ struct IntegrationModeResponse {
 };
 
 using Command =
-    std::variant<CurrentBenchmark, StartBenchmark, StopBenchmark, Ack,
-                 PingPerf, SetIntegration, Err, AddMarker, SetVersion,
-                 GetIntegrationMode, IntegrationModeResponse>;
+    std::variant<CurrentBenchmark, StartBenchmark, StopBenchmark, Ack, PingPerf,
+                 SetIntegration, Err, AddMarker, SetVersion, GetIntegrationMode,
+                 IntegrationModeResponse>;
 
 // The wire tag of a command (its variant index).
 inline uint32_t command_tag(const Command& command) {

@@ -34,11 +34,13 @@ base::Result<std::unique_ptr<FifoFiles>> FifoFiles::create(
   files->options_ = options;
   RUNNER_RETURN_IF_ERROR(files->take_lock(), "lock " + options.lock_path);
   auto ctl = files->make_fifo(options.ctl_path, files->ctl_fd_);
-  if (!ctl) return std::move(ctl).error().context("ctl FIFO " + options.ctl_path);
+  if (!ctl)
+    return std::move(ctl).error().context("ctl FIFO " + options.ctl_path);
   files->ctl_id_ = *ctl;
   files->have_ctl_ = true;
   auto ack = files->make_fifo(options.ack_path, files->ack_fd_);
-  if (!ack) return std::move(ack).error().context("ack FIFO " + options.ack_path);
+  if (!ack)
+    return std::move(ack).error().context("ack FIFO " + options.ack_path);
   files->ack_id_ = *ack;
   files->have_ack_ = true;
   return files;
@@ -56,8 +58,8 @@ base::Status FifoFiles::take_lock() {
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
     // O_NOFOLLOW: a symlink planted at the path fails with ELOOP instead of
     // letting us create/truncate its target; it is unlinked and we retry.
-    base::UniqueFd fd(::open(path.c_str(),
-                             O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    base::UniqueFd fd(
+        ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) {
       if (errno == ELOOP) {
         RUNNER_LOG("fifo", kWarning)
@@ -115,8 +117,8 @@ base::Result<FifoFiles::FileId> FifoFiles::make_fifo(const std::string& path,
       return base::errno_error("unlink old file");
   }
   if (::mkfifo(path.c_str(), 0600) != 0) return base::errno_error("mkfifo");
-  base::UniqueFd fd(::open(path.c_str(),
-                           O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
+  base::UniqueFd fd(
+      ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) return base::errno_error("open");
   // mkfifo's mode went through the umask; make it exactly 0600.
   if (::fchmod(fd.get(), 0600) != 0) return base::errno_error("fchmod");

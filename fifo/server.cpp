@@ -41,7 +41,10 @@ uint64_t monotonic_ns() {
 struct Server::Core : std::enable_shared_from_this<Server::Core> {
   Core(asio::io_context& io, ServerOptions opts, ServerHooks h,
        std::unique_ptr<FifoFiles> f)
-      : ctl(io), ack(io), options(std::move(opts)), hooks(std::move(h)),
+      : ctl(io),
+        ack(io),
+        options(std::move(opts)),
+        hooks(std::move(h)),
         files(std::move(f)) {}
 
   asio::posix::stream_descriptor ctl;
@@ -86,8 +89,8 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     if (ec) {
       // With our own O_RDWR handle there is no EOF; anything else is fatal
       // for the read loop.
-      RUNNER_LOG("fifo", kError) << "reading " << options.ctl_path << ": "
-                                 << ec.message();
+      RUNNER_LOG("fifo", kError)
+          << "reading " << options.ctl_path << ": " << ec.message();
       return;
     }
     decoder.feed(std::span<const uint8_t>(read_buffer.data(), n));
@@ -114,9 +117,9 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
       if (!command) {
         ++data.counters.malformed_frames;
         if (should_warn()) {
-          RUNNER_LOG("fifo", kWarning) << "failed to parse FIFO command ("
-                                       << payload.size() << " bytes): "
-                                       << command.error().what();
+          RUNNER_LOG("fifo", kWarning)
+              << "failed to parse FIFO command (" << payload.size()
+              << " bytes): " << command.error().what();
         }
         reply(Err{});
         continue;
@@ -237,8 +240,8 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     if (closed || ec == asio::error::operation_aborted) return;
     if (ec) {
       data.counters.write_errors += write_queue.size();
-      RUNNER_LOG("fifo", kError) << "writing " << options.ack_path << ": "
-                                 << ec.message();
+      RUNNER_LOG("fifo", kError)
+          << "writing " << options.ack_path << ": " << ec.message();
       write_queue.clear();
       queued_bytes = 0;
       return;
@@ -252,12 +255,12 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     if (closed) return 0;
     size_t frames = 0;
     for (;;) {
-      ssize_t n = ::read(ctl.native_handle(), read_buffer.data(),
-                         read_buffer.size());
+      ssize_t n =
+          ::read(ctl.native_handle(), read_buffer.data(), read_buffer.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EAGAIN: the FIFO is empty
-      decoder.feed(std::span<const uint8_t>(read_buffer.data(),
-                                            static_cast<size_t>(n)));
+      decoder.feed(
+          std::span<const uint8_t>(read_buffer.data(), static_cast<size_t>(n)));
       frames += process_frames();
     }
     return frames;

@@ -14,8 +14,8 @@ namespace {
 
 int perf_event_open_syscall(const perf_event_attr& attr, pid_t pid, int cpu,
                             int group_fd, unsigned long flags) {
-  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, cpu,
-                                    group_fd, flags));
+  return static_cast<int>(
+      ::syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, flags));
 }
 
 base::Status perf_ioctl(int fd, unsigned long request, unsigned long arg,
@@ -36,11 +36,10 @@ base::Result<PerfEvent> PerfEvent::open(const perf_event_attr& attr, pid_t pid,
                                         int cpu) {
   int fd = perf_event_open_syscall(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) {
-    return base::errno_error("perf_event_open(type=" +
-                             std::to_string(attr.type) +
-                             ", config=" + std::to_string(attr.config) +
-                             ", pid=" + std::to_string(pid) +
-                             ", cpu=" + std::to_string(cpu) + ")");
+    return base::errno_error(
+        "perf_event_open(type=" + std::to_string(attr.type) +
+        ", config=" + std::to_string(attr.config) +
+        ", pid=" + std::to_string(pid) + ", cpu=" + std::to_string(cpu) + ")");
   }
   return PerfEvent(base::UniqueFd(fd));
 }

@@ -40,15 +40,15 @@ struct SampleId {
 };
 
 struct SampleRecord {
-  uint64_t id = 0;       // identifier (0 when the layout has none)
+  uint64_t id = 0;  // identifier (0 when the layout has none)
   uint64_t ip = 0;
   uint32_t pid = 0, tid = 0;
   uint64_t time = 0;
   uint32_t cpu = 0;
   uint64_t period = 0;
-  uint64_t addr = 0, stream_id = 0;  // PERF_SAMPLE_ADDR / STREAM_ID
+  uint64_t addr = 0, stream_id = 0;   // PERF_SAMPLE_ADDR / STREAM_ID
   uint64_t weight = 0, data_src = 0;  // PERF_SAMPLE_WEIGHT* / DATA_SRC
-  uint16_t misc = 0;     // header misc (PERF_RECORD_MISC_USER, ...)
+  uint16_t misc = 0;                // header misc (PERF_RECORD_MISC_USER, ...)
   std::vector<uint64_t> callchain;  // incl. PERF_CONTEXT_* markers
   uint64_t regs_abi = 0;            // PERF_SAMPLE_REGS_ABI_*, 0 = none
   uint64_t regs_mask = 0;           // attr.sample_regs_user

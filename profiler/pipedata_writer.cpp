@@ -39,8 +39,7 @@ FeatureBuilder& FeatureBuilder::align() {
 
 base::Result<PipedataWriter> PipedataWriter::create(const std::string& path,
                                                     size_t buffer_size) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return base::errno_error("open " + path);
   PipedataWriter writer;
   writer.fd_.reset(fd);
@@ -74,8 +73,8 @@ void PipedataWriter::write_feature(perf_format::FeatureId id,
                                    std::span<const uint8_t> payload) {
   perf_event_header header{};
   header.type = perf_format::kHeaderFeature;
-  header.size = static_cast<uint16_t>(sizeof(header) + sizeof(uint64_t) +
-                                      payload.size());
+  header.size =
+      static_cast<uint16_t>(sizeof(header) + sizeof(uint64_t) + payload.size());
   const uint64_t feat_id = id;
   write_bytes(&header, sizeof(header));
   write_bytes(&feat_id, sizeof(feat_id));

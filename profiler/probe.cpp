@@ -30,9 +30,8 @@ perf_event_attr base_attr(uint32_t type, uint64_t config) {
   attr.config = config;
   attr.freq = 1;
   attr.sample_freq = 997;
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-                     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                     PERF_SAMPLE_PERIOD;
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
   attr.disabled = 1;
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
@@ -46,8 +45,8 @@ std::string try_open(const perf_event_attr& attr, bool map_buffer = false) {
   auto event = PerfEvent::open(attr, 0, -1);
   if (!event) return event.error().what();
   if (map_buffer) {
-    auto ring = RingBuffer::map(event->fd(),
-                                16 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    auto ring = RingBuffer::map(
+        event->fd(), 16 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
     if (!ring) return ring.error().what();
   }
   return "ok";
@@ -78,12 +77,13 @@ ProbeReport probe_system() {
       try_open(base_attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES));
   report.has_pmu = cycles == "ok";
   report.checks.emplace_back("cycles (hardware PMU)", cycles);
-  perf_event_attr clock = base_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+  perf_event_attr clock =
+      base_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
   report.checks.emplace_back("cpu-clock", try_open(clock));
 
   perf_event_attr dwarf = clock;
-  dwarf.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
-                       PERF_SAMPLE_CALLCHAIN;
+  dwarf.sample_type |=
+      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CALLCHAIN;
   dwarf.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
   dwarf.sample_stack_user = 8192;
   dwarf.exclude_callchain_user = 1;
@@ -146,8 +146,7 @@ std::string format_probe_report(const ProbeReport& report) {
 }
 
 std::string explain_open_error(int err) {
-  const int paranoid =
-      read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
+  const int paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
   const std::string current =
       "kernel.perf_event_paranoid is " + std::to_string(paranoid);
   switch (err) {

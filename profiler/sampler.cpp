@@ -53,17 +53,16 @@ base::Error open_error(base::Error error) {
 }
 
 perf_event_attr sampling_attr(const SamplerOptions& options,
-                              const EventChoice& event,
-                              uint64_t mmap_size) {
+                              const EventChoice& event, uint64_t mmap_size) {
   perf_event_attr attr{};
   attr.size = perf_format::kAttrSize;
   attr.type = event.type;
   attr.config = event.config;
   attr.freq = 1;
   attr.sample_freq = options.frequency;
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-                     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+                     PERF_SAMPLE_CALLCHAIN;
   if (options.call_graph == CallGraphMode::kDwarf) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     attr.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
@@ -107,9 +106,8 @@ perf_event_attr tracking_attr(const SamplerOptions& options) {
   attr.sample_period = 1;
   // Same id/is position as the sampling event (IDENTIFIER first in samples,
   // last in sample_id) so perf can tell the two events apart.
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-                     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                     PERF_SAMPLE_PERIOD;
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
   attr.disabled = 1;
   attr.enable_on_exec = 1;
   attr.inherit = 1;
@@ -133,8 +131,8 @@ bool is_missing_event_error(int err) {
   return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL;
 }
 
-base::Result<EventChoice> choose_event(const SamplerOptions& options,
-                                       pid_t pid, int cpu) {
+base::Result<EventChoice> choose_event(const SamplerOptions& options, pid_t pid,
+                                       int cpu) {
   EventChoice cycles{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"};
   EventChoice cpu_clock{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
                         "cpu-clock"};
@@ -230,9 +228,9 @@ void write_features(PipedataWriter& writer,
   ::clock_getres(CLOCK_MONOTONIC, &res);
   uint64_t res_ns = static_cast<uint64_t>(res.tv_sec) * 1000000000ULL +
                     static_cast<uint64_t>(res.tv_nsec);
-  writer.write_feature(perf_format::kFeatClockId,
-                       FeatureBuilder().add_u64(res_ns == 0 ? 1 : res_ns)
-                           .bytes());
+  writer.write_feature(
+      perf_format::kFeatClockId,
+      FeatureBuilder().add_u64(res_ns == 0 ? 1 : res_ns).bytes());
   // clock_data: version 1, clockid, wall-clock ns, clockid ns (taken
   // together, so timestamps can be mapped to wall time).
   const uint64_t tod = now_ns(CLOCK_REALTIME);
@@ -420,9 +418,10 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
       if (ring.error().code() != EPERM || mmap_size / 2 < min_size) {
         base::Error error = std::move(ring).error();
         if (error.code() == EPERM)
-          error.context("perf ring buffer does not fit the locked-memory "
-                        "limits (raise kernel.perf_event_mlock_kb or "
-                        "ulimit -l, or run with CAP_IPC_LOCK)");
+          error.context(
+              "perf ring buffer does not fit the locked-memory "
+              "limits (raise kernel.perf_event_mlock_kb or "
+              "ulimit -l, or run with CAP_IPC_LOCK)");
         return std::move(error).context("cpu " + std::to_string(cpu));
       }
       mmap_size /= 2;
@@ -445,9 +444,9 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
         return open_error(std::move(tracking).error())
             .context("opening the tracking event");
       buffer.tracking = std::move(*tracking);
-      RUNNER_RETURN_IF_ERROR(buffer.tracking.set_output(buffer.sampling),
-                             "sharing the ring buffer of cpu " +
-                                 std::to_string(cpu));
+      RUNNER_RETURN_IF_ERROR(
+          buffer.tracking.set_output(buffer.sampling),
+          "sharing the ring buffer of cpu " + std::to_string(cpu));
       RUNNER_ASSIGN_OR_RETURN(uint64_t track_id, buffer.tracking.id(),
                               "tracking event id");
       track_ids.push_back(track_id);
@@ -474,7 +473,8 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
   if (options.tracking_event)
     events.push_back({track_attr, kTrackingName, track_ids});
   impl->writer.write_pipe_header();
-  for (const EventDesc& desc : events) impl->writer.write_attr(desc.attr, desc.ids);
+  for (const EventDesc& desc : events)
+    impl->writer.write_attr(desc.attr, desc.ids);
   write_features(impl->writer, events);
   impl->writer.flush();
   if (impl->writer.failed())
@@ -509,17 +509,17 @@ Sampler::~Sampler() {
 
 base::Status Sampler::enable() {
   for (const Impl::CpuBuffer& buffer : impl_->cpus)
-    RUNNER_RETURN_IF_ERROR(buffer.sampling.enable(),
-                           "enabling sampling on cpu " +
-                               std::to_string(buffer.cpu));
+    RUNNER_RETURN_IF_ERROR(
+        buffer.sampling.enable(),
+        "enabling sampling on cpu " + std::to_string(buffer.cpu));
   return {};
 }
 
 base::Status Sampler::disable() {
   for (const Impl::CpuBuffer& buffer : impl_->cpus)
-    RUNNER_RETURN_IF_ERROR(buffer.sampling.disable(),
-                           "disabling sampling on cpu " +
-                               std::to_string(buffer.cpu));
+    RUNNER_RETURN_IF_ERROR(
+        buffer.sampling.disable(),
+        "disabling sampling on cpu " + std::to_string(buffer.cpu));
   return {};
 }
 

@@ -37,11 +37,11 @@ struct SamplerStats {
   uint64_t mmap_size_per_cpu = 0;
   bool mmap_shrunk = false;
   bool write_failed = false;
-  std::string write_error;  // e.g. ENOSPC; data after it is dropped
-  uint64_t bytes_dropped = 0;    // record bytes not written after a failure
-  uint64_t bad_records = 0;      // impossible ring buffer headers
-  uint64_t nr_cpus = 0;          // per-CPU buffers
-  uint64_t drain_cpu_ns = 0;     // CPU time of the drain thread (at finish)
+  std::string write_error;     // e.g. ENOSPC; data after it is dropped
+  uint64_t bytes_dropped = 0;  // record bytes not written after a failure
+  uint64_t bad_records = 0;    // impossible ring buffer headers
+  uint64_t nr_cpus = 0;        // per-CPU buffers
+  uint64_t drain_cpu_ns = 0;   // CPU time of the drain thread (at finish)
 };
 
 inline constexpr uint64_t kDefaultMmapSize = 8ULL << 20;

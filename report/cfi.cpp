@@ -22,7 +22,9 @@ class Cursor {
  public:
   Cursor(std::span<const uint8_t> bytes, uint64_t svma, size_t pos = 0,
          size_t end = SIZE_MAX)
-      : bytes_(bytes), svma_(svma), pos_(pos),
+      : bytes_(bytes),
+        svma_(svma),
+        pos_(pos),
         end_(std::min(end, bytes.size())) {
     if (pos_ > end_) ok_ = false;
   }
@@ -32,8 +34,10 @@ class Cursor {
   size_t end() const { return end_; }
   bool at_end() const { return pos_ >= end_; }
   void seek(size_t pos) {
-    if (pos > end_) ok_ = false;
-    else pos_ = pos;
+    if (pos > end_)
+      ok_ = false;
+    else
+      pos_ = pos;
   }
 
   template <typename T>
@@ -80,22 +84,49 @@ class Cursor {
     const uint64_t field_svma = svma_ + pos_;
     uint64_t v = 0;
     switch (enc & 0x0f) {
-      case kPeAbsptr: v = fixed<uint64_t>(); break;
-      case kPeUleb128: v = uleb(); break;
-      case kPeUdata2: v = fixed<uint16_t>(); break;
-      case kPeUdata4: v = fixed<uint32_t>(); break;
-      case kPeUdata8: v = fixed<uint64_t>(); break;
-      case kPeSleb128: v = static_cast<uint64_t>(sleb()); break;
-      case kPeSdata2: v = static_cast<uint64_t>(int64_t{fixed<int16_t>()}); break;
-      case kPeSdata4: v = static_cast<uint64_t>(int64_t{fixed<int32_t>()}); break;
-      case kPeSdata8: v = fixed<uint64_t>(); break;
-      default: ok_ = false; return false;
+      case kPeAbsptr:
+        v = fixed<uint64_t>();
+        break;
+      case kPeUleb128:
+        v = uleb();
+        break;
+      case kPeUdata2:
+        v = fixed<uint16_t>();
+        break;
+      case kPeUdata4:
+        v = fixed<uint32_t>();
+        break;
+      case kPeUdata8:
+        v = fixed<uint64_t>();
+        break;
+      case kPeSleb128:
+        v = static_cast<uint64_t>(sleb());
+        break;
+      case kPeSdata2:
+        v = static_cast<uint64_t>(int64_t{fixed<int16_t>()});
+        break;
+      case kPeSdata4:
+        v = static_cast<uint64_t>(int64_t{fixed<int32_t>()});
+        break;
+      case kPeSdata8:
+        v = fixed<uint64_t>();
+        break;
+      default:
+        ok_ = false;
+        return false;
     }
     switch (enc & 0x70) {
-      case 0: break;
-      case kPePcrel: v += field_svma; break;
-      case kPeDatarel: v += datarel_base; break;
-      default: ok_ = false; return false;  // textrel/funcrel/aligned: unused
+      case 0:
+        break;
+      case kPePcrel:
+        v += field_svma;
+        break;
+      case kPeDatarel:
+        v += datarel_base;
+        break;
+      default:
+        ok_ = false;
+        return false;  // textrel/funcrel/aligned: unused
     }
     // Indirect pointers would need the module's memory; only personality
     // routines use them and those are skipped through the 'z' length.
@@ -187,16 +218,23 @@ base::Result<Cie> parse_cie(std::span<const uint8_t> bytes, uint64_t svma,
       return base::Error("truncated CIE augmentation data");
     for (size_t i = 1; i < augmentation.size(); ++i) {
       switch (augmentation[i]) {
-        case 'R': cie.fde_encoding = c.u8(); break;
-        case 'L': c.u8(); break;  // LSDA encoding: FDE data skipped via 'z'
+        case 'R':
+          cie.fde_encoding = c.u8();
+          break;
+        case 'L':
+          c.u8();
+          break;  // LSDA encoding: FDE data skipped via 'z'
         case 'P': {
           uint8_t enc = c.u8();
           uint64_t ignored = 0;
           c.pointer(static_cast<uint8_t>(enc & ~kPeIndirect), 0, &ignored);
           break;
         }
-        case 'S': cie.signal_frame = true; break;
-        default: break;  // unknown letters: their data is covered by 'z'
+        case 'S':
+          cie.signal_frame = true;
+          break;
+        default:
+          break;  // unknown letters: their data is covered by 'z'
       }
     }
     c.seek(aug_end);
@@ -216,8 +254,7 @@ struct Fde {
 };
 
 base::Result<Fde> parse_fde(std::span<const uint8_t> bytes, uint64_t svma,
-                            size_t offset, const Cie* known_cie,
-                            Cie* cie_out) {
+                            size_t offset, const Cie* known_cie, Cie* cie_out) {
   auto header = read_entry_header(bytes, offset);
   if (!header || header->terminator || header->is_cie)
     return base::Error("not an FDE at offset " + std::to_string(offset));
@@ -274,8 +311,9 @@ class RowProgram {
         continue;
       }
       if (high == 0x80) {  // DW_CFA_offset
-        set(row, low, RegRule{RegRule::Kind::kOffset, 0,
-                              static_cast<int64_t>(c.uleb()) * cie_.data_align});
+        set(row, low,
+            RegRule{RegRule::Kind::kOffset, 0,
+                    static_cast<int64_t>(c.uleb()) * cie_.data_align});
         continue;
       }
       if (high == 0xc0) {  // DW_CFA_restore
@@ -283,8 +321,9 @@ class RowProgram {
         continue;
       }
       switch (op) {
-        case 0x00: break;  // nop
-        case 0x01: {       // set_loc
+        case 0x00:
+          break;      // nop
+        case 0x01: {  // set_loc
           uint64_t to = 0;
           if (!c.pointer(cie_.fde_encoding, 0, &to)) return false;
           if (!advance(to, target, loc, row)) return true;
@@ -306,18 +345,26 @@ class RowProgram {
           break;
         case 0x05: {  // offset_extended
           uint64_t reg = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kOffset, 0,
-                                static_cast<int64_t>(c.uleb()) * cie_.data_align});
+          set(row, reg,
+              RegRule{RegRule::Kind::kOffset, 0,
+                      static_cast<int64_t>(c.uleb()) * cie_.data_align});
           break;
         }
-        case 0x06: restore(row, initial, c.uleb()); break;
-        case 0x07: set(row, c.uleb(), RegRule{RegRule::Kind::kUndefined}); break;
-        case 0x08: set(row, c.uleb(), RegRule{RegRule::Kind::kSameValue}); break;
+        case 0x06:
+          restore(row, initial, c.uleb());
+          break;
+        case 0x07:
+          set(row, c.uleb(), RegRule{RegRule::Kind::kUndefined});
+          break;
+        case 0x08:
+          set(row, c.uleb(), RegRule{RegRule::Kind::kSameValue});
+          break;
         case 0x09: {  // register
           uint64_t reg = c.uleb();
           uint64_t from = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kRegister,
-                                static_cast<uint16_t>(from), 0});
+          set(row, reg,
+              RegRule{RegRule::Kind::kRegister, static_cast<uint16_t>(from),
+                      0});
           break;
         }
         case 0x0a:  // remember_state
@@ -342,7 +389,9 @@ class RowProgram {
           row->cfa.reg = static_cast<uint16_t>(c.uleb());
           row->cfa.kind = CfaRule::Kind::kRegOffset;
           break;
-        case 0x0e: row->cfa.offset = static_cast<int64_t>(c.uleb()); break;
+        case 0x0e:
+          row->cfa.offset = static_cast<int64_t>(c.uleb());
+          break;
         case 0x0f: {  // def_cfa_expression
           uint64_t len = c.uleb();
           if (!c.ok() || len > c.end() - c.pos()) return false;
@@ -368,8 +417,8 @@ class RowProgram {
         }
         case 0x11: {  // offset_extended_sf
           uint64_t reg = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kOffset, 0,
-                                c.sleb() * cie_.data_align});
+          set(row, reg,
+              RegRule{RegRule::Kind::kOffset, 0, c.sleb() * cie_.data_align});
           break;
         }
         case 0x12:  // def_cfa_sf
@@ -377,27 +426,35 @@ class RowProgram {
           row->cfa.reg = static_cast<uint16_t>(c.uleb());
           row->cfa.offset = c.sleb() * cie_.data_align;
           break;
-        case 0x13: row->cfa.offset = c.sleb() * cie_.data_align; break;
+        case 0x13:
+          row->cfa.offset = c.sleb() * cie_.data_align;
+          break;
         case 0x14: {  // val_offset
           uint64_t reg = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kValOffset, 0,
-                                static_cast<int64_t>(c.uleb()) * cie_.data_align});
+          set(row, reg,
+              RegRule{RegRule::Kind::kValOffset, 0,
+                      static_cast<int64_t>(c.uleb()) * cie_.data_align});
           break;
         }
         case 0x15: {  // val_offset_sf
           uint64_t reg = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kValOffset, 0,
-                                c.sleb() * cie_.data_align});
+          set(row, reg,
+              RegRule{RegRule::Kind::kValOffset, 0,
+                      c.sleb() * cie_.data_align});
           break;
         }
-        case 0x2e: c.uleb(); break;  // GNU_args_size: only for unwinding EH
+        case 0x2e:
+          c.uleb();
+          break;      // GNU_args_size: only for unwinding EH
         case 0x2f: {  // GNU_negative_offset_extended
           uint64_t reg = c.uleb();
-          set(row, reg, RegRule{RegRule::Kind::kOffset, 0,
-                                -static_cast<int64_t>(c.uleb()) * cie_.data_align});
+          set(row, reg,
+              RegRule{RegRule::Kind::kOffset, 0,
+                      -static_cast<int64_t>(c.uleb()) * cie_.data_align});
           break;
         }
-        default: return false;
+        default:
+          return false;
       }
       if (!c.ok()) return false;
     }
@@ -444,8 +501,7 @@ class RowProgram {
 base::Result<EhFrame> EhFrame::create(
     std::vector<uint8_t> eh_frame, uint64_t eh_frame_svma,
     std::optional<std::vector<uint8_t>> eh_frame_hdr, uint64_t hdr_svma) {
-  if (eh_frame.size() >= UINT32_MAX)
-    return base::Error("eh_frame too large");
+  if (eh_frame.size() >= UINT32_MAX) return base::Error("eh_frame too large");
   EhFrame f;
   f.eh_frame_ = std::move(eh_frame);
   f.eh_frame_svma_ = eh_frame_svma;
@@ -503,8 +559,8 @@ std::vector<FdeInfo> EhFrame::all_fdes() const {
         if (cie) it = cies.emplace(cie_offset, *cie).first;
       }
       if (it != cies.end()) {
-        auto fde = parse_fde(eh_frame_, eh_frame_svma_, offset, &it->second,
-                             nullptr);
+        auto fde =
+            parse_fde(eh_frame_, eh_frame_svma_, offset, &it->second, nullptr);
         if (fde) {
           // Zero-length FDEs (padding left by the linker) cover nothing.
           if (fde->info.pc_end > fde->info.pc_begin) out.push_back(fde->info);
@@ -535,8 +591,10 @@ std::optional<FdeInfo> EhFrame::find_fde(uint64_t svma) {
     };
     while (lo < hi) {
       uint64_t mid = lo + (hi - lo) / 2;
-      if (loc_at(mid) <= svma) lo = mid + 1;
-      else hi = mid;
+      if (loc_at(mid) <= svma)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo == 0) return std::nullopt;
     int32_t fde_rel;
@@ -627,27 +685,48 @@ EvalStatus evaluate_expression(std::span<const uint8_t> expr,
     } else if (op >= 0x70 && op <= 0x8f) {  // breg0..breg31
       int reg = op - 0x70;
       int64_t off = c.sleb();
-      if (reg >= kDwarfRegCount || !regs.has(reg)) return EvalStatus::kUnsupported;
+      if (reg >= kDwarfRegCount || !regs.has(reg))
+        return EvalStatus::kUnsupported;
       stack.push_back(regs.value[static_cast<size_t>(reg)] +
                       static_cast<uint64_t>(off));
     } else {
       switch (op) {
-        case 0x03: stack.push_back(c.fixed<uint64_t>()); break;  // addr
-        case 0x06:                                               // deref
+        case 0x03:
+          stack.push_back(c.fixed<uint64_t>());
+          break;    // addr
+        case 0x06:  // deref
           if (!pop(&a)) return EvalStatus::kUnsupported;
           if (!mem.read_u64(a, &b)) return EvalStatus::kMemoryOutside;
           stack.push_back(b);
           break;
-        case 0x08: stack.push_back(c.u8()); break;
-        case 0x09: stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int8_t>()})); break;
-        case 0x0a: stack.push_back(c.fixed<uint16_t>()); break;
-        case 0x0b: stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int16_t>()})); break;
-        case 0x0c: stack.push_back(c.fixed<uint32_t>()); break;
-        case 0x0d: stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int32_t>()})); break;
+        case 0x08:
+          stack.push_back(c.u8());
+          break;
+        case 0x09:
+          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int8_t>()}));
+          break;
+        case 0x0a:
+          stack.push_back(c.fixed<uint16_t>());
+          break;
+        case 0x0b:
+          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int16_t>()}));
+          break;
+        case 0x0c:
+          stack.push_back(c.fixed<uint32_t>());
+          break;
+        case 0x0d:
+          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int32_t>()}));
+          break;
         case 0x0e:
-        case 0x0f: stack.push_back(c.fixed<uint64_t>()); break;
-        case 0x10: stack.push_back(c.uleb()); break;
-        case 0x11: stack.push_back(static_cast<uint64_t>(c.sleb())); break;
+        case 0x0f:
+          stack.push_back(c.fixed<uint64_t>());
+          break;
+        case 0x10:
+          stack.push_back(c.uleb());
+          break;
+        case 0x11:
+          stack.push_back(static_cast<uint64_t>(c.sleb()));
+          break;
         case 0x12:
           if (stack.empty()) return EvalStatus::kUnsupported;
           stack.push_back(stack.back());
@@ -689,37 +768,81 @@ EvalStatus evaluate_expression(std::span<const uint8_t> expr,
           if (!pop(&a)) return EvalStatus::kUnsupported;
           stack.push_back(a + c.uleb());
           break;
-        case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21:
-        case 0x22: case 0x24: case 0x25: case 0x26: case 0x27: case 0x29:
-        case 0x2a: case 0x2b: case 0x2c: case 0x2d: case 0x2e: {
+        case 0x1a:
+        case 0x1b:
+        case 0x1c:
+        case 0x1d:
+        case 0x1e:
+        case 0x21:
+        case 0x22:
+        case 0x24:
+        case 0x25:
+        case 0x26:
+        case 0x27:
+        case 0x29:
+        case 0x2a:
+        case 0x2b:
+        case 0x2c:
+        case 0x2d:
+        case 0x2e: {
           if (!pop(&b) || !pop(&a)) return EvalStatus::kUnsupported;
           int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
           uint64_t r = 0;
           switch (op) {
-            case 0x1a: r = a & b; break;
+            case 0x1a:
+              r = a & b;
+              break;
             case 0x1b:
               if (b == 0) return EvalStatus::kUnsupported;
               r = static_cast<uint64_t>(sa / sb);
               break;
-            case 0x1c: r = a - b; break;
+            case 0x1c:
+              r = a - b;
+              break;
             case 0x1d:
               if (b == 0) return EvalStatus::kUnsupported;
               r = a % b;
               break;
-            case 0x1e: r = a * b; break;
-            case 0x21: r = a | b; break;
-            case 0x22: r = a + b; break;
-            case 0x24: r = b >= 64 ? 0 : a << b; break;
-            case 0x25: r = b >= 64 ? 0 : a >> b; break;
-            case 0x26: r = static_cast<uint64_t>(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b); break;
-            case 0x27: r = a ^ b; break;
+            case 0x1e:
+              r = a * b;
+              break;
+            case 0x21:
+              r = a | b;
+              break;
+            case 0x22:
+              r = a + b;
+              break;
+            case 0x24:
+              r = b >= 64 ? 0 : a << b;
+              break;
+            case 0x25:
+              r = b >= 64 ? 0 : a >> b;
+              break;
+            case 0x26:
+              r = static_cast<uint64_t>(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b);
+              break;
+            case 0x27:
+              r = a ^ b;
+              break;
             // Comparisons are signed (DWARF 5 §2.5.1.5).
-            case 0x29: r = sa == sb; break;
-            case 0x2a: r = sa >= sb; break;
-            case 0x2b: r = sa > sb; break;
-            case 0x2c: r = sa <= sb; break;
-            case 0x2d: r = sa < sb; break;
-            case 0x2e: r = sa != sb; break;
+            case 0x29:
+              r = sa == sb;
+              break;
+            case 0x2a:
+              r = sa >= sb;
+              break;
+            case 0x2b:
+              r = sa > sb;
+              break;
+            case 0x2c:
+              r = sa <= sb;
+              break;
+            case 0x2d:
+              r = sa < sb;
+              break;
+            case 0x2e:
+              r = sa != sb;
+              break;
           }
           stack.push_back(r);
           break;
@@ -751,8 +874,10 @@ EvalStatus evaluate_expression(std::span<const uint8_t> expr,
           stack.push_back(regs.value[reg] + static_cast<uint64_t>(off));
           break;
         }
-        case 0x96: break;  // nop
-        default: return EvalStatus::kUnsupported;
+        case 0x96:
+          break;  // nop
+        default:
+          return EvalStatus::kUnsupported;
       }
     }
     if (!c.ok() || stack.size() > 64) return EvalStatus::kUnsupported;

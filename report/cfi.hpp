@@ -30,7 +30,7 @@ inline constexpr int kDwarfRegCount = 17;
 
 struct RegRule {
   enum class Kind : uint8_t {
-    kSameValue,     // also the rule of columns no instruction mentions
+    kSameValue,  // also the rule of columns no instruction mentions
     kUndefined,
     kOffset,        // saved at CFA + offset
     kValOffset,     // value = CFA + offset

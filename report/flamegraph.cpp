@@ -11,7 +11,7 @@ namespace {
 constexpr double kWidth = 1200.0;
 constexpr double kFrameHeight = 16.0;
 constexpr double kPad = 10.0;
-constexpr double kTop = 50.0;     // title, buttons and details line
+constexpr double kTop = 50.0;      // title, buttons and details line
 constexpr double kMinWidth = 0.1;  // narrower frames are not drawn
 
 struct Node {
@@ -50,9 +50,9 @@ void emit(const Node& node, double x, int level, double height, double scale,
                 "fill=\"%s\" rx=\"2\"/>",
                 x, y, w, kFrameHeight - 1, color_for(node.name).c_str());
   char pct[32];
-  std::snprintf(pct, sizeof(pct), "%.2f",
-                100.0 * static_cast<double>(node.value) /
-                    static_cast<double>(total));
+  std::snprintf(
+      pct, sizeof(pct), "%.2f",
+      100.0 * static_cast<double>(node.value) / static_cast<double>(total));
   std::string name = xml_escape(node.name);
   out += "<g class=\"f\" data-n=\"" + name + "\" data-s=\"" +
          std::to_string(node.value) + "\"><title>" + name + " (" +
@@ -144,14 +144,24 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') out += '?';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+          out += '?';
+        else
+          out += c;
     }
   }
   return out;
@@ -191,13 +201,16 @@ std::string render_flamegraph(const std::string& title,
       "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n",
       kWidth, height, kWidth, height, static_cast<unsigned long long>(total));
   out += head;
-  out += "<text x=\"600\" y=\"20\" text-anchor=\"middle\" "
-         "style=\"font-size:15px\">" +
-         xml_escape(title) + "</text>\n";
-  out += "<text id=\"unzoom\" x=\"10\" y=\"20\" style=\"opacity:0\" "
-         "onclick=\"unzoom()\">Reset Zoom</text>\n";
-  out += "<text id=\"search\" x=\"1110\" y=\"20\" onclick=\"search()\">"
-         "Search</text>\n";
+  out +=
+      "<text x=\"600\" y=\"20\" text-anchor=\"middle\" "
+      "style=\"font-size:15px\">" +
+      xml_escape(title) + "</text>\n";
+  out +=
+      "<text id=\"unzoom\" x=\"10\" y=\"20\" style=\"opacity:0\" "
+      "onclick=\"unzoom()\">Reset Zoom</text>\n";
+  out +=
+      "<text id=\"search\" x=\"1110\" y=\"20\" onclick=\"search()\">"
+      "Search</text>\n";
   out += "<text id=\"details\" x=\"10\" y=\"40\"> </text>\n";
   out += "<text id=\"matched\" x=\"1090\" y=\"40\"> </text>\n";
   double scale = (kWidth - 2 * kPad) / static_cast<double>(total);

@@ -54,7 +54,8 @@ SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
   }
   if (!symbols_.empty()) {
     min_ = symbols_.front().addr;
-    for (const auto& s : symbols_) max_end_ = std::max(max_end_, s.addr + s.size);
+    for (const auto& s : symbols_)
+      max_end_ = std::max(max_end_, s.addr + s.size);
   }
 }
 
@@ -99,19 +100,23 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
   };
   // Named copies: a temporary's items() would dangle in a range-for.
   const nlohmann::json module_symbols = object("mapped_process_module_symbols");
-  const nlohmann::json unwind_by_pid = object("mapped_process_unwind_data_by_pid");
+  const nlohmann::json unwind_by_pid =
+      object("mapped_process_unwind_data_by_pid");
   const nlohmann::json key_paths = object("path_key_to_path");
   for (const auto& [pid_text, entries] : module_symbols.items()) {
-    int32_t pid = static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
+    int32_t pid =
+        static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
     if (!entries.is_array()) continue;
     for (const auto& e : entries) {
       if (!e.is_object() || !e.contains("perf_map_key")) continue;
       pf.pids_[pid].symbols.push_back(
-          {e["perf_map_key"].get<std::string>(), json_u64(e.value("load_bias", nlohmann::json(0)))});
+          {e["perf_map_key"].get<std::string>(),
+           json_u64(e.value("load_bias", nlohmann::json(0)))});
     }
   }
   for (const auto& [pid_text, entries] : unwind_by_pid.items()) {
-    int32_t pid = static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
+    int32_t pid =
+        static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
     if (!entries.is_array()) continue;
     for (const auto& e : entries) {
       if (!e.is_object() || !e.contains("unwind_data_key") ||
@@ -149,8 +154,9 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
   if (auto bytes = base::read_file(folder + "/ExecutionTimestamps.msgpack")) {
     timestamps = nlohmann::json::from_msgpack(*bytes, true, false);
     if (timestamps.is_discarded()) {
-      pf.warnings_.push_back("ExecutionTimestamps.msgpack is corrupt: using "
-                             "the copy in perf.metadata");
+      pf.warnings_.push_back(
+          "ExecutionTimestamps.msgpack is corrupt: using "
+          "the copy in perf.metadata");
       timestamps = nlohmann::json();
     }
   }
@@ -253,10 +259,11 @@ UnwindModule* ProfileFolder::unwind(const std::string& key) {
       warn_once(key + ".unwind", key + ".unwind_data: " + data.error().what());
     } else {
       std::optional<std::vector<uint8_t>> hdr = std::move(data->eh_frame_hdr);
-      uint64_t hdr_svma = data->eh_frame_hdr_svma ? data->eh_frame_hdr_svma->start : 0;
-      auto eh = EhFrame::create(std::move(data->eh_frame),
-                                data->eh_frame_svma.start, std::move(hdr),
-                                hdr_svma);
+      uint64_t hdr_svma =
+          data->eh_frame_hdr_svma ? data->eh_frame_hdr_svma->start : 0;
+      auto eh =
+          EhFrame::create(std::move(data->eh_frame), data->eh_frame_svma.start,
+                          std::move(hdr), hdr_svma);
       if (!eh) {
         warn_once(key + ".unwind", key + ".unwind_data: " + eh.error().what());
       } else {
@@ -273,7 +280,8 @@ const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
   auto it = perf_maps_.find(pid);
   if (it != perf_maps_.end()) return it->second.get();
   std::unique_ptr<std::vector<JitSymbol>> map;
-  if (auto text = base::read_file(path_ + "/perf-" + std::to_string(pid) + ".map")) {
+  if (auto text =
+          base::read_file(path_ + "/perf-" + std::to_string(pid) + ".map")) {
     map = std::make_unique<std::vector<JitSymbol>>();
     size_t pos = 0;
     while (pos < text->size()) {
@@ -290,7 +298,9 @@ const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
       map->push_back({*start, *size, std::string(line.substr(b + 1))});
     }
     std::sort(map->begin(), map->end(),
-              [](const JitSymbol& x, const JitSymbol& y) { return x.start < y.start; });
+              [](const JitSymbol& x, const JitSymbol& y) {
+                return x.start < y.start;
+              });
   }
   return (perf_maps_[pid] = std::move(map)).get();
 }

@@ -128,17 +128,15 @@ bool in_rounds(const Window& w, uint64_t time) {
 
 void print_perf_script_sample(std::ostream& out,
                               const profiler::SampleRecord& sample,
-                              const std::string& comm,
-                              const std::string& event,
+                              const std::string& comm, const std::string& event,
                               const UnwoundStack& stack,
                               Symbolizer& symbolizer) {
   char head[160];
-  std::snprintf(head, sizeof(head), "%16s %6u/%-6u %5" PRIu64 ".%09" PRIu64
-                ": %s:\n",
-                comm.c_str(), sample.pid, sample.tid,
-                static_cast<uint64_t>(sample.time / 1000000000u),
-                static_cast<uint64_t>(sample.time % 1000000000u),
-                event.c_str());
+  std::snprintf(
+      head, sizeof(head), "%16s %6u/%-6u %5" PRIu64 ".%09" PRIu64 ": %s:\n",
+      comm.c_str(), sample.pid, sample.tid,
+      static_cast<uint64_t>(sample.time / 1000000000u),
+      static_cast<uint64_t>(sample.time % 1000000000u), event.c_str());
   out << head;
   for (size_t i = 0; i < stack.addrs.size(); ++i) {
     uint64_t addr = stack.addrs[i];
@@ -207,17 +205,18 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
 
   std::unordered_map<uint32_t, std::string> comm_by_tid;
   uint64_t lost_total = 0;
-  auto reader = profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
+  auto reader =
+      profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
   if (!reader) {
     folder.warnings().push_back("perf.pipedata: " + reader.error().what());
   } else {
     while (true) {
       auto next = reader->next();
       if (!next) {
-        folder.warnings().push_back(
-            "perf.pipedata is truncated or corrupt (" + next.error().what() +
-            "); reporting the " + std::to_string(result.samples_read) +
-            " samples read before it");
+        folder.warnings().push_back("perf.pipedata is truncated or corrupt (" +
+                                    next.error().what() + "); reporting the " +
+                                    std::to_string(result.samples_read) +
+                                    " samples read before it");
         break;
       }
       if (!next->has_value()) break;
@@ -242,9 +241,11 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
         std::string event = sample.attr != nullptr && !sample.attr->name.empty()
                                 ? sample.attr->name
                                 : "cpu-clock";
-        print_perf_script_sample(
-            out, sample, comm != comm_by_tid.end() ? comm->second : ":" +
-                std::to_string(sample.tid), event, stack, symbolizer);
+        print_perf_script_sample(out, sample,
+                                 comm != comm_by_tid.end()
+                                     ? comm->second
+                                     : ":" + std::to_string(sample.tid),
+                                 event, stack, symbolizer);
         ++result.samples_shown;
         continue;
       }
@@ -271,9 +272,15 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       (proper ? bench.proper : bench.harness)[ids] += 1;
       (proper ? bench.summary.samples : bench.summary.harness_samples) += 1;
       switch (stack.end) {
-        case StackEnd::kComplete: ++bench.summary.unwound_full; break;
-        case StackEnd::kTruncated: ++bench.summary.truncated; break;
-        case StackEnd::kUnknown: ++bench.summary.unknown; break;
+        case StackEnd::kComplete:
+          ++bench.summary.unwound_full;
+          break;
+        case StackEnd::kTruncated:
+          ++bench.summary.truncated;
+          break;
+        case StackEnd::kUnknown:
+          ++bench.summary.unknown;
+          break;
       }
       ++result.samples_shown;
     }
@@ -311,9 +318,10 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
         auto list = nlohmann::ordered_json::array();
         for (const auto& [id, n] :
              top_functions(bench.proper, self, options.top)) {
-          list.push_back({{"function", symbolizer.frame(id).name},
-                          {"samples", n},
-                          {"percent", std::stod(percent(n, bench.summary.samples))}});
+          list.push_back(
+              {{"function", symbolizer.frame(id).name},
+               {"samples", n},
+               {"percent", std::stod(percent(n, bench.summary.samples))}});
         }
         js[self ? "top_self" : "top_total"] = std::move(list);
       }
@@ -323,8 +331,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
           if (stacks.empty()) continue;
           std::string stem = base + (proper ? "" : ".harness");
           auto folded_stacks = folded(stacks, symbolizer);
-          auto st1 = base::write_file_atomic(report_dir + "/" + stem + ".folded",
-                                             folded_text(folded_stacks));
+          auto st1 = base::write_file_atomic(
+              report_dir + "/" + stem + ".folded", folded_text(folded_stacks));
           auto st2 = base::write_file_atomic(
               report_dir + "/" + stem + ".svg",
               render_flamegraph(bench.name + (proper ? "" : " (harness)"),
@@ -353,11 +361,13 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     for (const Bench& bench : benches) {
       const auto& s = bench.summary;
       out << "\n" << bench.name << ": " << s.samples << " samples";
-      if (s.harness_samples > 0) out << " (+" << s.harness_samples << " in the harness)";
+      if (s.harness_samples > 0)
+        out << " (+" << s.harness_samples << " in the harness)";
       if (s.lost > 0) out << ", " << s.lost << " lost";
       out << "; unwound " << s.unwound_full << " fully, " << s.truncated
           << " truncated, " << s.unknown << " at unknown code\n";
-      for (const auto& [id, n] : top_functions(bench.proper, true, options.top)) {
+      for (const auto& [id, n] :
+           top_functions(bench.proper, true, options.top)) {
         char line[32];
         std::snprintf(line, sizeof(line), "  %6s%%  ",
                       percent(n, s.samples).c_str());
@@ -369,10 +379,12 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
           << " samples outside benchmark windows, " << result.filtered_pids
           << " of untracked processes: not shown)\n";
     if (result.samples_shown > 0)
-      out << "\nReport: " << report_dir << "/ (summary.json, *.folded, *.svg)\n";
+      out << "\nReport: " << report_dir
+          << "/ (summary.json, *.folded, *.svg)\n";
   }
 
-  for (const auto& w : folder.warnings()) err << "runner report: warning: " << w << "\n";
+  for (const auto& w : folder.warnings())
+    err << "runner report: warning: " << w << "\n";
   result.warnings = folder.warnings();
   if (result.samples_shown == 0) {
     err << "runner report: nothing to report in " << options.folder

@@ -2,11 +2,11 @@
 
 // glibc already declares basename(); tell libiberty.h not to redeclare it.
 #define HAVE_DECL_BASENAME 1
-#include <libiberty/demangle.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+
+#include <libiberty/demangle.h>
 
 namespace runner::report {
 namespace {
@@ -14,9 +14,8 @@ namespace {
 // perf's x86_64 user-register order (enum perf_event_x86_regs) for the DWARF
 // registers the unwinder needs: DWARF 0..16 = rax, rdx, rcx, rbx, rsi, rdi,
 // rbp, rsp, r8..r15, rip.
-constexpr int kPerfRegOfDwarf[kDwarfRegCount] = {0,  3,  2,  1,  4,  5,
-                                                 6,  7,  16, 17, 18, 19,
-                                                 20, 21, 22, 23, 8};
+constexpr int kPerfRegOfDwarf[kDwarfRegCount] = {
+    0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
 
 // PERF_CONTEXT_* markers are the top 4095 values of the u64 range.
 constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
@@ -90,8 +89,7 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
 }  // namespace
 
 UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample) {
-  if (sample.regs_abi != 0 && !sample.regs.empty() &&
-      sample.regs_mask != 0)
+  if (sample.regs_abi != 0 && !sample.regs.empty() && sample.regs_mask != 0)
     return unwind_dwarf(sample);
   UnwoundStack out;
   for (uint64_t ip : sample.callchain) {
@@ -130,7 +128,8 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
   while (out.addrs.size() < kMaxFrames) {
     uint64_t lookup = out.addrs.size() == 1 ? ip : ip - 1;
     const UnwindRef* range = find_range(modules, lookup);
-    UnwindModule* module = range != nullptr ? folder_.unwind(range->key) : nullptr;
+    UnwindModule* module =
+        range != nullptr ? folder_.unwind(range->key) : nullptr;
     if (module == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;
@@ -205,8 +204,7 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
 }
 
 std::string demangle_symbol(const std::string& raw) {
-  if (raw.size() < 2 || raw[0] != '_' ||
-      (raw[1] != 'Z' && raw[1] != 'R'))
+  if (raw.size() < 2 || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
     return raw;
   char* out = cplus_demangle(raw.c_str(), DMGL_NO_OPTS);
   if (out == nullptr) return raw;

@@ -48,7 +48,8 @@ struct FileResult {
 
 bool looks_like_libc(std::string_view path) {
   size_t slash = path.rfind('/');
-  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  std::string_view base =
+      slash == std::string_view::npos ? path : path.substr(slash + 1);
   return base.starts_with("libc.so") || base.starts_with("libc-");
 }
 
@@ -88,7 +89,8 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
   if (symbols) {
     const std::vector<Symbol>& syms = *symbols;
     std::string path = options.out_dir + "/" + file.key + ".symbols.map";
-    base::Status written = base::write_file_atomic(path, format_symbols_map(syms));
+    base::Status written =
+        base::write_file_atomic(path, format_symbols_map(syms));
     if (written) {
       result.info.has_symbols = true;
       result.info.symbol_count = syms.size();
@@ -142,12 +144,13 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
 
 std::string make_module_key(std::size_t index, std::string_view path) {
   size_t slash = path.rfind('/');
-  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  std::string_view base =
+      slash == std::string_view::npos ? path : path.substr(slash + 1);
   return std::to_string(index) + "__" + std::string(base);
 }
 
-base::Result<ArtifactSet> build_artifacts(std::span<const ModuleMapping> mappings,
-                                          const ArtifactOptions& options) {
+base::Result<ArtifactSet> build_artifacts(
+    std::span<const ModuleMapping> mappings, const ArtifactOptions& options) {
   RUNNER_RETURN_IF_ERROR(base::make_directories(options.out_dir),
                          "creating artifact folder");
 
@@ -187,19 +190,22 @@ base::Result<ArtifactSet> build_artifacts(std::span<const ModuleMapping> mapping
     const ModuleMapping& m = mappings[i];
     const std::string& open = m.open_path.empty() ? m.path : m.open_path;
     std::vector<std::string>& candidates = files[index].open_paths;
-    if (std::find(candidates.begin(), candidates.end(), open) == candidates.end()) {
+    if (std::find(candidates.begin(), candidates.end(), open) ==
+        candidates.end()) {
       candidates.push_back(open);
     }
   }
 
   // 3. Parse each unique file once, in parallel.
   std::vector<FileResult> results(files.size());
-  unsigned threads = options.threads != 0 ? options.threads
-                                          : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = options.threads != 0
+                         ? options.threads
+                         : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < files.size(); i = next.fetch_add(1)) {
+    for (size_t i = next.fetch_add(1); i < files.size();
+         i = next.fetch_add(1)) {
       process_file(files[i], options, results[i]);
     }
   };
@@ -213,7 +219,8 @@ base::Result<ArtifactSet> build_artifacts(std::span<const ModuleMapping> mapping
   }
 
   ArtifactSet out;
-  auto count_error = [&out](const std::string& reason, const std::string& example) {
+  auto count_error = [&out](const std::string& reason,
+                            const std::string& example) {
     ++out.errors[reason];
     out.error_examples.emplace(reason, example);
   };

@@ -132,8 +132,9 @@ class DwarfIndex {
         if (end > start) ranges_.push_back(CuRange{start, end, index});
       }
     }
-    std::sort(ranges_.begin(), ranges_.end(),
-              [](const CuRange& a, const CuRange& b) { return a.start < b.start; });
+    std::sort(
+        ranges_.begin(), ranges_.end(),
+        [](const CuRange& a, const CuRange& b) { return a.start < b.start; });
   }
 
   std::optional<size_t> find_cu(uint64_t addr) const {
@@ -240,7 +241,8 @@ base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
     std::optional<std::string> found =
         find_debug_file(open_path, summary, search);
     if (!found) {
-      return base::Error(open_path + ": no DWARF debug info and no separate debug file");
+      return base::Error(open_path +
+                         ": no DWARF debug info and no separate debug file");
     }
     dwarf_path = *found;
   }

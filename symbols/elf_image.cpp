@@ -100,7 +100,8 @@ std::string_view classify_open_error(const base::Error& error) {
 }
 
 base::Status ElfImage::Impl::validate() {
-  if (elf_kind(elf) != ELF_K_ELF) return base::Error(std::string(kNotElfMessage));
+  if (elf_kind(elf) != ELF_K_ELF)
+    return base::Error(std::string(kNotElfMessage));
   GElf_Ehdr ehdr;
   if (gelf_getehdr(elf, &ehdr) == nullptr) {
     return base::Error(std::string(kTruncatedMessage) + ": ELF header");
@@ -174,8 +175,8 @@ base::Status ElfImage::Impl::scan_sections() {
       while ((offset = gelf_getnote(data, offset, &nhdr, &name_off,
                                     &desc_off)) > 0) {
         if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-            std::memcmp(static_cast<const char*>(data->d_buf) + name_off,
-                        "GNU", 4) == 0) {
+            std::memcmp(static_cast<const char*>(data->d_buf) + name_off, "GNU",
+                        4) == 0) {
           const auto* desc =
               static_cast<const uint8_t*>(data->d_buf) + desc_off;
           summary.build_id.assign(desc, desc + nhdr.n_descsz);
@@ -219,16 +220,16 @@ base::Status ElfImage::Impl::scan_sections() {
           !range_inside(phdr.p_offset, phdr.p_filesz, file_size)) {
         continue;
       }
-      Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(phdr.p_offset),
-                                            phdr.p_filesz, ELF_T_NHDR);
+      Elf_Data* data = elf_getdata_rawchunk(
+          elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, ELF_T_NHDR);
       if (data == nullptr) continue;
       size_t offset = 0, name_off = 0, desc_off = 0;
       GElf_Nhdr nhdr;
       while ((offset = gelf_getnote(data, offset, &nhdr, &name_off,
                                     &desc_off)) > 0) {
         if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-            std::memcmp(static_cast<const char*>(data->d_buf) + name_off,
-                        "GNU", 4) == 0) {
+            std::memcmp(static_cast<const char*>(data->d_buf) + name_off, "GNU",
+                        4) == 0) {
           const auto* desc =
               static_cast<const uint8_t*>(data->d_buf) + desc_off;
           summary.build_id.assign(desc, desc + nhdr.n_descsz);
@@ -250,8 +251,8 @@ base::Status ElfImage::Impl::read_symbol_table(Elf_Scn* scn,
     return elf_error("symbol table data");
   }
   Elf_Scn* str_scn = elf_getscn(elf, shdr.sh_link);
-  Elf_Data* str_data = str_scn != nullptr ? elf_getdata(str_scn, nullptr)
-                                          : nullptr;
+  Elf_Data* str_data =
+      str_scn != nullptr ? elf_getdata(str_scn, nullptr) : nullptr;
   if (str_data == nullptr || str_data->d_buf == nullptr) {
     return elf_error("symbol string table");
   }
@@ -280,7 +281,8 @@ base::Result<ElfImage> ElfImage::open(const std::string& path) {
   impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + path);
   struct stat st;
-  if (::fstat(impl->fd.get(), &st) != 0) return base::errno_error("stat " + path);
+  if (::fstat(impl->fd.get(), &st) != 0)
+    return base::errno_error("stat " + path);
   if (!S_ISREG(st.st_mode)) {
     return base::Error(std::string(kNotElfMessage) + ": not a regular file");
   }
@@ -333,7 +335,8 @@ base::Status ElfImage::append_symbols(std::vector<Symbol>& out) const {
 
 base::Result<UnwindData> ElfImage::unwind_data(
     const std::string& recorded_path) const {
-  if (impl_->eh_frame == nullptr) return base::Error(std::string(kNoEhFrameMessage));
+  if (impl_->eh_frame == nullptr)
+    return base::Error(std::string(kNoEhFrameMessage));
   UnwindData out;
   out.path = recorded_path;
   out.base_svma = impl_->summary.base_svma;
@@ -350,9 +353,9 @@ base::Result<UnwindData> ElfImage::unwind_data(
     range = Range{shdr.sh_addr, shdr.sh_addr + shdr.sh_size};
     return {};
   };
-  RUNNER_RETURN_IF_ERROR(read_section(impl_->eh_frame, out.eh_frame,
-                                      out.eh_frame_svma),
-                         ".eh_frame");
+  RUNNER_RETURN_IF_ERROR(
+      read_section(impl_->eh_frame, out.eh_frame, out.eh_frame_svma),
+      ".eh_frame");
   if (impl_->eh_frame_hdr != nullptr) {
     std::vector<uint8_t> hdr;
     Range range;

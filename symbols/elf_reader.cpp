@@ -1,13 +1,12 @@
 // Public ELF entry points on top of ElfImage: summary, load bias, separate
 // debug file lookup, symbol extraction (§5.5), unwind sections (§5.6).
+#include <elf.h>
 #include <sys/stat.h>
 
-#include <elf.h>
-
 #include <algorithm>
-#include <tuple>
 #include <array>
 #include <functional>
+#include <tuple>
 #include <unordered_set>
 #include <utility>
 
@@ -106,10 +105,10 @@ base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
     // The segment's file range contains the mapping's, or (the kernel maps
     // whole pages, so a mapping can be larger than its segment) the mapping's
     // file range contains the segment's.
-    bool contains = mapping_end_ok && seg.offset <= offset &&
-                    mapping_end <= seg_end;
-    bool contained = mapping_end_ok && offset <= seg.offset &&
-                     seg_end <= mapping_end;
+    bool contains =
+        mapping_end_ok && seg.offset <= offset && mapping_end <= seg_end;
+    bool contained =
+        mapping_end_ok && offset <= seg.offset && seg_end <= mapping_end;
     if (!contains && !contained) continue;
     uint64_t seg_avma = seg.offset > offset ? start + (seg.offset - offset)
                                             : start - (offset - seg.offset);
@@ -122,7 +121,7 @@ base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
 std::optional<std::string> find_debug_file(const std::string& original_path,
                                            const ElfSummary& summary,
                                            const DebugSearch& search) {
-  struct stat original{};
+  struct stat original {};
   bool have_original = ::stat(original_path.c_str(), &original) == 0;
   auto is_original = [&](const struct stat& st) {
     return have_original && st.st_dev == original.st_dev &&
@@ -139,8 +138,8 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
   if (summary.build_id.size() >= 2) {
     std::string id = hex(summary.build_id);
     for (const std::string& root : roots) {
-      std::string candidate =
-          root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      std::string candidate = root + "/.build-id/" + id.substr(0, 2) + "/" +
+                              id.substr(2) + ".debug";
       struct stat st;
       if (is_regular_file(candidate, &st) && !is_original(st)) return candidate;
     }
@@ -156,8 +155,7 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
     std::string rel_dir = dir;
     while (!rel_dir.empty() && rel_dir.front() == '/') rel_dir.erase(0, 1);
     for (const std::string& root : roots) {
-      candidates.push_back(root + "/" +
-                           (rel_dir.empty() ? "" : rel_dir + "/") +
+      candidates.push_back(root + "/" + (rel_dir.empty() ? "" : rel_dir + "/") +
                            summary.debuglink);
     }
     for (const std::string& candidate : candidates) {

@@ -8,7 +8,8 @@ namespace {
 
 bool parse_hex(std::string_view text, uint64_t* out) {
   if (text.empty()) return false;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out, 16);
+  auto [ptr, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), *out, 16);
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
@@ -49,7 +50,8 @@ base::Result<std::vector<Symbol>> parse_symbols_map(std::string_view text,
     size_t sp1 = line.find(' ');
     size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
     Symbol s;
-    if (sp2 == std::string_view::npos || !parse_hex(line.substr(0, sp1), &s.addr) ||
+    if (sp2 == std::string_view::npos ||
+        !parse_hex(line.substr(0, sp1), &s.addr) ||
         !parse_hex(line.substr(sp1 + 1, sp2 - sp1 - 1), &s.size) ||
         sp2 + 1 >= line.size()) {
       ++bad;

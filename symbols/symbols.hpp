@@ -43,12 +43,12 @@ struct LoadSegment {
 };
 
 struct ElfSummary {
-  std::vector<uint8_t> build_id;  // NT_GNU_BUILD_ID descriptor, empty if none
+  std::vector<uint8_t> build_id;   // NT_GNU_BUILD_ID descriptor, empty if none
   std::vector<LoadSegment> loads;  // program header order
   uint64_t base_svma = 0;          // vaddr of the first PT_LOAD
   std::string debuglink;           // .gnu_debuglink file name, empty if none
   uint32_t debuglink_crc = 0;
-  bool has_debug_info = false;     // a non-empty .debug_info section in this file
+  bool has_debug_info = false;  // a non-empty .debug_info section in this file
 };
 
 base::Result<ElfSummary> read_elf_summary(const std::string& open_path);
@@ -139,7 +139,8 @@ base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
                                               std::span<const Symbol> symbols,
                                               const DebugSearch& search);
 
-// ---- artifact builder --------------------------------------------------------
+// ---- artifact builder
+// --------------------------------------------------------
 
 struct ModuleMapping {
   int32_t pid = 0;
@@ -180,12 +181,13 @@ struct ModuleInfo {
 struct ArtifactSet {
   std::vector<ModuleInfo> modules;                    // sorted by key index
   std::map<std::string, ModuleDebugInfo> debug_info;  // by key
-  std::map<int32_t, std::vector<PidModule>> by_pid;   // each sorted by key index
+  std::map<int32_t, std::vector<PidModule>> by_pid;  // each sorted by key index
   // reason -> count: "not_elf", "unreadable", "truncated", "bad_elf",
   // "no_symbols", "no_eh_frame", "no_debug_info", "no_load_segment",
   // "write_failed".
   std::map<std::string, uint64_t> errors;
-  std::map<std::string, std::string> error_examples;  // reason -> "path: message"
+  std::map<std::string, std::string>
+      error_examples;  // reason -> "path: message"
 };
 
 // Groups mappings by file identity (path + dev/inode when known; one path

@@ -15,10 +15,12 @@ class Writer {
  public:
   void u8(uint8_t v) { out_.push_back(v); }
   void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 8; ++i)
+      out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void bytes(const void* data, size_t size) {
     u64(size);
@@ -99,7 +101,8 @@ std::vector<uint8_t> encode_unwind_data(const UnwindData& data) {
   w.bytes(data.path.data(), data.path.size());
   w.u64(data.base_svma);
   w.u8(data.eh_frame_hdr ? 1 : 0);
-  if (data.eh_frame_hdr) w.bytes(data.eh_frame_hdr->data(), data.eh_frame_hdr->size());
+  if (data.eh_frame_hdr)
+    w.bytes(data.eh_frame_hdr->data(), data.eh_frame_hdr->size());
   w.u8(data.eh_frame_hdr_svma ? 1 : 0);
   if (data.eh_frame_hdr_svma) w.range(*data.eh_frame_hdr_svma);
   w.bytes(data.eh_frame.data(), data.eh_frame.size());
@@ -116,7 +119,8 @@ base::Result<UnwindData> decode_unwind_data(std::span<const uint8_t> bytes) {
                        " is not supported (breaking changes), need V3 or V4");
   }
   if (tag != kTagV3 && tag != kTagV4) {
-    return base::Error("unwind data: unknown version tag " + std::to_string(tag));
+    return base::Error("unwind data: unknown version tag " +
+                       std::to_string(tag));
   }
   UnwindData out;
   bool ok = r.string(&out.path) && r.u64(&out.base_svma);

@@ -103,16 +103,18 @@ int main(int argc, char** argv) {
       std::vector<std::string> cmd = {workload, variant, "2", work};
       run(cmd, tmp);
       bare.push_back(workload_ns(tmp));
-      std::vector<std::string> r = {runner, "run", "--allow-empty",
-                                    "--profile-folder", tmp + "/profile", "--"};
+      std::vector<std::string> r = {runner,           "run",
+                                    "--allow-empty",  "--profile-folder",
+                                    tmp + "/profile", "--"};
       r.insert(r.end(), cmd.begin(), cmd.end());
       run(r, tmp);
       with_runner.push_back(workload_ns(tmp));
       std::filesystem::remove_all(tmp + "/profile");
-      std::vector<std::string> p = {"sh", "-c",
+      std::vector<std::string> p = {
+          "sh", "-c",
           "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
-          "--user-callchains -o - -- " + workload + " " + variant + " 2 " +
-          work + " > " + perf_out};
+          "--user-callchains -o - -- " +
+              workload + " " + variant + " 2 " + work + " > " + perf_out};
       run(p, tmp);
       with_perf.push_back(workload_ns(tmp));
     }
@@ -133,19 +135,21 @@ int main(int argc, char** argv) {
     perf_true.push_back(static_cast<double>(
         run({"sh", "-c",
              "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
-             "--user-callchains -o - -- true > " + perf_out},
+             "--user-callchains -o - -- true > " +
+                 perf_out},
             tmp)
             .wall_ns));
   }
-  std::printf("\nfixed start+stop cost: runner run -- true %.1f ms, "
-              "perf record -- true %.1f ms (ratio %.2f)\n",
-              median(runner_true) / 1e6, median(perf_true) / 1e6,
-              median(runner_true) / median(perf_true));
+  std::printf(
+      "\nfixed start+stop cost: runner run -- true %.1f ms, "
+      "perf record -- true %.1f ms (ratio %.2f)\n",
+      median(runner_true) / 1e6, median(perf_true) / 1e6,
+      median(runner_true) / median(perf_true));
 
   // Lost samples with 32 KiB stacks, and the runner's own memory.
   auto o = run({runner, "run", "--allow-empty", "--call-graph", "dwarf,32768",
-                "--profile-folder", tmp + "/profile", "--", workload,
-                "threads", "2", work},
+                "--profile-folder", tmp + "/profile", "--", workload, "threads",
+                "2", work},
                tmp);
   auto text = runner::base::read_file(tmp + "/profile/perf.metadata");
   if (text) {
@@ -156,9 +160,10 @@ int main(int argc, char** argv) {
                   r.value("samples", 0ull), r.value("lost_samples", 0ull));
       double rss = r.value("max_rss_kib", 0.0) / 1024.0;
       double rings = r.value("ring_buffers_bytes", 0.0) / (1024.0 * 1024.0);
-      std::printf("runner peak RSS %.1f MiB, of which ring buffers up to "
-                  "%.1f MiB: %.1f MiB besides them\n",
-                  rss, rings, rss - rings);
+      std::printf(
+          "runner peak RSS %.1f MiB, of which ring buffers up to "
+          "%.1f MiB: %.1f MiB besides them\n",
+          rss, rings, rss - rings);
     }
   } else {
     std::printf("dwarf,32768 run wrote no metadata (exit %d)\n", o.code);

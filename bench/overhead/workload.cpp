@@ -19,7 +19,8 @@ namespace {
 volatile uint64_t g_sink = 0;
 
 __attribute__((noinline)) uint64_t leaf(uint64_t x) {
-  for (int i = 0; i < 1000; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  for (int i = 0; i < 1000; ++i)
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
   return x;
 }
 

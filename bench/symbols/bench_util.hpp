@@ -9,7 +9,9 @@ namespace runner::symbols::bench {
 
 inline double now_ms() {
   using Clock = std::chrono::steady_clock;
-  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(
+             Clock::now().time_since_epoch())
+      .count();
 }
 
 inline double median(std::vector<double> values) {

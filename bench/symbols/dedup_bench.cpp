@@ -36,14 +36,17 @@ std::vector<ModuleMapping> self_mappings() {
     std::istringstream in(line);
     std::string range, perms, offset, dev, inode, path;
     in >> range >> perms >> offset >> dev >> inode >> path;
-    if (perms.find('x') == std::string::npos || path.empty() || path[0] != '/') continue;
+    if (perms.find('x') == std::string::npos || path.empty() || path[0] != '/')
+      continue;
     ModuleMapping m;
     m.path = path;
     m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
     m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
     m.pgoff = std::stoull(offset, nullptr, 16);
-    m.dev_major = static_cast<uint32_t>(std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
-    m.dev_minor = static_cast<uint32_t>(std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
+    m.dev_major = static_cast<uint32_t>(
+        std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
+    m.dev_minor = static_cast<uint32_t>(
+        std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
     m.inode = std::stoull(inode);
     out.push_back(m);
   }
@@ -51,7 +54,8 @@ std::vector<ModuleMapping> self_mappings() {
 }
 
 // Mappings the kernel would make for an ELF file loaded at `base`.
-bool file_mappings(const std::string& path, uint64_t base, std::vector<ModuleMapping>& out) {
+bool file_mappings(const std::string& path, uint64_t base,
+                   std::vector<ModuleMapping>& out) {
   auto summary = runner::symbols::read_elf_summary(path);
   struct stat st;
   if (!summary || ::stat(path.c_str(), &st) != 0) return false;
@@ -70,7 +74,8 @@ bool file_mappings(const std::string& path, uint64_t base, std::vector<ModuleMap
   return true;
 }
 
-std::vector<ModuleMapping> replicate(const std::vector<ModuleMapping>& base, int pids) {
+std::vector<ModuleMapping> replicate(const std::vector<ModuleMapping>& base,
+                                     int pids) {
   std::vector<ModuleMapping> out;
   out.reserve(base.size() * static_cast<size_t>(pids));
   for (int p = 0; p < pids; ++p) {
@@ -135,8 +140,9 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(out_dir, ec);
 
   double a = median(t_one), b = median(t_many);
-  std::printf("unique files: %zu, mappings per pid: %zu, debug info: %s, reps: %d\n", modules,
-              base.size(), debug_info ? "yes" : "no", reps);
+  std::printf(
+      "unique files: %zu, mappings per pid: %zu, debug info: %s, reps: %d\n",
+      modules, base.size(), debug_info ? "yes" : "no", reps);
   std::printf("1 pid median: %.2f ms\n", a);
   std::printf("%d pids median: %.2f ms\n", pids, b);
   std::printf("ratio %d pids / 1 pid: %.3f (goal <= 1.2)\n", pids, b / a);

@@ -34,13 +34,15 @@ bool run_nm(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path = argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
+  std::string path =
+      argc > 1 ? argv[1] : "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1";
   int reps = argc > 2 ? std::atoi(argv[2]) : 9;
   runner::symbols::DebugSearch search;
 
   auto warm = runner::symbols::read_symbols(path, search);
   if (!warm) {
-    std::fprintf(stderr, "read_symbols(%s): %s\n", path.c_str(), warm.error().what().c_str());
+    std::fprintf(stderr, "read_symbols(%s): %s\n", path.c_str(),
+                 warm.error().what().c_str());
     return 1;
   }
   if (!run_nm(path)) {

@@ -53,18 +53,18 @@ static pthread_mutex_t request_mutex = PTHREAD_MUTEX_INITIALIZER;
 /* ---- byte buffer ---------------------------------------------------------*/
 
 typedef struct {
-  uint8_t *data;
+  uint8_t* data;
   size_t size;
   size_t capacity;
   bool failed;
 } Buffer;
 
-static void buf_put(Buffer *b, const void *bytes, size_t n) {
+static void buf_put(Buffer* b, const void* bytes, size_t n) {
   if (b->failed) return;
   if (b->size + n > b->capacity) {
     size_t cap = b->capacity ? b->capacity : 64;
     while (cap < b->size + n) cap *= 2;
-    uint8_t *grown = realloc(b->data, cap);
+    uint8_t* grown = realloc(b->data, cap);
     if (!grown) {
       b->failed = true;
       return;
@@ -77,28 +77,28 @@ static void buf_put(Buffer *b, const void *bytes, size_t n) {
 }
 
 /* Explicit little-endian, whatever the host byte order. */
-static void buf_le(Buffer *b, uint64_t v, int bytes) {
+static void buf_le(Buffer* b, uint64_t v, int bytes) {
   uint8_t out[8];
   for (int i = 0; i < bytes; ++i) out[i] = (uint8_t)(v >> (8 * i));
   buf_put(b, out, (size_t)bytes);
 }
 
-static void buf_u32(Buffer *b, uint32_t v) { buf_le(b, v, 4); }
-static void buf_u64(Buffer *b, uint64_t v) { buf_le(b, v, 8); }
-static void buf_i32(Buffer *b, int32_t v) { buf_le(b, (uint32_t)v, 4); }
-static void buf_str(Buffer *b, const char *s) {
+static void buf_u32(Buffer* b, uint32_t v) { buf_le(b, v, 4); }
+static void buf_u64(Buffer* b, uint64_t v) { buf_le(b, v, 8); }
+static void buf_i32(Buffer* b, int32_t v) { buf_le(b, (uint32_t)v, 4); }
+static void buf_str(Buffer* b, const char* s) {
   size_t n = strlen(s);
   buf_u64(b, n);
   buf_put(b, s, n);
 }
 
 /* Starts a frame: room for the length prefix, filled by frame_finish. */
-static void frame_begin(Buffer *b, uint32_t tag) {
+static void frame_begin(Buffer* b, uint32_t tag) {
   buf_u32(b, 0);
   buf_u32(b, tag);
 }
 
-static void frame_finish(Buffer *b) {
+static void frame_finish(Buffer* b) {
   if (b->failed) return;
   uint32_t len = (uint32_t)(b->size - 4);
   for (int i = 0; i < 4; ++i) b->data[i] = (uint8_t)(len >> (8 * i));
@@ -124,7 +124,7 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms) {
   }
 }
 
-static enum Outcome write_all(int fd, const uint8_t *data, size_t n,
+static enum Outcome write_all(int fd, const uint8_t* data, size_t n,
                               uint64_t deadline_ms) {
   while (n > 0) {
     ssize_t w = write(fd, data, n);
@@ -140,7 +140,7 @@ static enum Outcome write_all(int fd, const uint8_t *data, size_t n,
   return OUTCOME_OK;
 }
 
-static enum Outcome read_exact(int fd, uint8_t *data, size_t n,
+static enum Outcome read_exact(int fd, uint8_t* data, size_t n,
                                uint64_t deadline_ms) {
   while (n > 0) {
     ssize_t r = read(fd, data, n);
@@ -169,8 +169,8 @@ static void drain_fd(int fd) {
 
 /* Sends one frame and reads one reply (tag and optional u32 argument).
  * Must be called with request_mutex held. */
-static enum Outcome exchange(InstrumentHooks *h, const Buffer *frame,
-                             uint32_t *reply_tag, uint32_t *reply_arg) {
+static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
+                             uint32_t* reply_tag, uint32_t* reply_arg) {
   if (frame->failed) return OUTCOME_ERROR;
   if (h->desynced) {
     drain_fd(h->ack_fd);
@@ -208,7 +208,7 @@ static enum Outcome exchange(InstrumentHooks *h, const Buffer *frame,
 }
 
 /* Sends a finished frame and expects Ack. */
-static enum Outcome request_ack(InstrumentHooks *h, Buffer *frame) {
+static enum Outcome request_ack(InstrumentHooks* h, Buffer* frame) {
   frame_finish(frame);
   uint32_t tag = 0, arg = 0;
   pthread_mutex_lock(&request_mutex);
@@ -221,8 +221,8 @@ static enum Outcome request_ack(InstrumentHooks *h, Buffer *frame) {
 
 static uint8_t to_code(enum Outcome out) { return out == OUTCOME_OK ? 0 : 1; }
 
-static const char *fifo_path(const char *env_name, const char *fallback) {
-  const char *value = getenv(env_name);
+static const char* fifo_path(const char* env_name, const char* fallback) {
+  const char* value = getenv(env_name);
   return (value != NULL && value[0] != '\0') ? value : fallback;
 }
 
@@ -230,7 +230,7 @@ static const char *fifo_path(const char *env_name, const char *fallback) {
  * O_WRONLY|O_NONBLOCK fails with ENXIO when no process does, so stale FIFOs
  * left behind by a dead runner are rejected at once instead of waiting for
  * ack timeouts. */
-static bool runner_listening(const char *ctl_path) {
+static bool runner_listening(const char* ctl_path) {
   int fd = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return false;
   struct stat st;
@@ -239,12 +239,12 @@ static bool runner_listening(const char *ctl_path) {
   return ok;
 }
 
-static int open_fifo(const char *path) {
+static int open_fifo(const char* path) {
   if (access(path, R_OK | W_OK) != 0) return -1;
   return open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 }
 
-static void close_fifos(InstrumentHooks *h) {
+static void close_fifos(InstrumentHooks* h) {
   if (h->ack_fd >= 0) {
     /* Leave no reply behind for the next connection. */
     drain_fd(h->ack_fd);
@@ -257,7 +257,7 @@ static void close_fifos(InstrumentHooks *h) {
 
 /* SetVersion(2) -> Ack, then GetIntegrationMode -> IntegrationModeResponse
  * (Walltime). Returns true when a walltime runner answered both. */
-static bool handshake(InstrumentHooks *h) {
+static bool handshake(InstrumentHooks* h) {
   Buffer version = {0};
   frame_begin(&version, TAG_SET_VERSION);
   buf_u64(&version, PROTOCOL_VERSION);
@@ -288,12 +288,12 @@ static bool handshake(InstrumentHooks *h) {
 
 /* ---- public API ----------------------------------------------------------*/
 
-InstrumentHooks *instrument_hooks_init(void) {
-  InstrumentHooks *h = calloc(1, sizeof(*h));
+InstrumentHooks* instrument_hooks_init(void) {
+  InstrumentHooks* h = calloc(1, sizeof(*h));
   if (h == NULL) return NULL;
   h->ctl_fd = h->ack_fd = -1;
-  const char *ctl_path = fifo_path("RUNNER_CTL_FIFO", DEFAULT_CTL_PATH);
-  const char *ack_path = fifo_path("RUNNER_ACK_FIFO", DEFAULT_ACK_PATH);
+  const char* ctl_path = fifo_path("RUNNER_CTL_FIFO", DEFAULT_CTL_PATH);
+  const char* ack_path = fifo_path("RUNNER_ACK_FIFO", DEFAULT_ACK_PATH);
   if (!runner_listening(ctl_path)) return h;
   h->ctl_fd = open_fifo(ctl_path);
   if (h->ctl_fd >= 0) h->ack_fd = open_fifo(ack_path);
@@ -306,7 +306,7 @@ InstrumentHooks *instrument_hooks_init(void) {
   return h;
 }
 
-void instrument_hooks_deinit(InstrumentHooks *hooks) {
+void instrument_hooks_deinit(InstrumentHooks* hooks) {
   if (hooks == NULL) return;
   pthread_mutex_lock(&request_mutex);
   close_fifos(hooks);
@@ -314,27 +314,27 @@ void instrument_hooks_deinit(InstrumentHooks *hooks) {
   free(hooks);
 }
 
-bool instrument_hooks_is_instrumented(InstrumentHooks *hooks) {
+bool instrument_hooks_is_instrumented(InstrumentHooks* hooks) {
   return hooks != NULL && hooks->instrumented;
 }
 
-static uint8_t send_unit(InstrumentHooks *hooks, uint32_t tag) {
+static uint8_t send_unit(InstrumentHooks* hooks, uint32_t tag) {
   if (!instrument_hooks_is_instrumented(hooks)) return 0;
   Buffer b = {0};
   frame_begin(&b, tag);
   return to_code(request_ack(hooks, &b));
 }
 
-uint8_t instrument_hooks_start_benchmark(InstrumentHooks *hooks) {
+uint8_t instrument_hooks_start_benchmark(InstrumentHooks* hooks) {
   return send_unit(hooks, TAG_START_BENCHMARK);
 }
 
-uint8_t instrument_hooks_stop_benchmark(InstrumentHooks *hooks) {
+uint8_t instrument_hooks_stop_benchmark(InstrumentHooks* hooks) {
   return send_unit(hooks, TAG_STOP_BENCHMARK);
 }
 
-uint8_t instrument_hooks_set_executed_benchmark(InstrumentHooks *hooks,
-                                                int32_t pid, const char *uri) {
+uint8_t instrument_hooks_set_executed_benchmark(InstrumentHooks* hooks,
+                                                int32_t pid, const char* uri) {
   if (!instrument_hooks_is_instrumented(hooks)) return 0;
   if (uri == NULL) return 1;
   Buffer b = {0};
@@ -344,14 +344,14 @@ uint8_t instrument_hooks_set_executed_benchmark(InstrumentHooks *hooks,
   return to_code(request_ack(hooks, &b));
 }
 
-uint8_t instrument_hooks_executed_benchmark(InstrumentHooks *hooks,
-                                            int32_t pid, const char *uri) {
+uint8_t instrument_hooks_executed_benchmark(InstrumentHooks* hooks, int32_t pid,
+                                            const char* uri) {
   return instrument_hooks_set_executed_benchmark(hooks, pid, uri);
 }
 
-uint8_t instrument_hooks_set_integration(InstrumentHooks *hooks,
-                                         const char *name,
-                                         const char *version) {
+uint8_t instrument_hooks_set_integration(InstrumentHooks* hooks,
+                                         const char* name,
+                                         const char* version) {
   if (!instrument_hooks_is_instrumented(hooks)) return 0;
   if (name == NULL || version == NULL) return 1;
   Buffer b = {0};
@@ -361,7 +361,7 @@ uint8_t instrument_hooks_set_integration(InstrumentHooks *hooks,
   return to_code(request_ack(hooks, &b));
 }
 
-uint8_t instrument_hooks_add_marker(InstrumentHooks *hooks, int32_t pid,
+uint8_t instrument_hooks_add_marker(InstrumentHooks* hooks, int32_t pid,
                                     uint8_t marker_type, uint64_t timestamp) {
   if (marker_type > MARKER_TYPE_BENCHMARK_END) return 2;
   if (!instrument_hooks_is_instrumented(hooks)) return 0;

@@ -28,22 +28,21 @@ extern "C" {
 typedef struct InstrumentHooks InstrumentHooks;
 
 /* Returns a handle (NULL only when allocation fails). */
-InstrumentHooks *instrument_hooks_init(void);
-void instrument_hooks_deinit(InstrumentHooks *hooks);
-bool instrument_hooks_is_instrumented(InstrumentHooks *hooks);
+InstrumentHooks* instrument_hooks_init(void);
+void instrument_hooks_deinit(InstrumentHooks* hooks);
+bool instrument_hooks_is_instrumented(InstrumentHooks* hooks);
 /* All of these return 0 on success (or when not instrumented), 1 on error. */
-uint8_t instrument_hooks_start_benchmark(InstrumentHooks *hooks);
-uint8_t instrument_hooks_stop_benchmark(InstrumentHooks *hooks);
-uint8_t instrument_hooks_set_executed_benchmark(InstrumentHooks *hooks,
-                                                int32_t pid, const char *uri);
+uint8_t instrument_hooks_start_benchmark(InstrumentHooks* hooks);
+uint8_t instrument_hooks_stop_benchmark(InstrumentHooks* hooks);
+uint8_t instrument_hooks_set_executed_benchmark(InstrumentHooks* hooks,
+                                                int32_t pid, const char* uri);
 /* Deprecated alias of instrument_hooks_set_executed_benchmark. */
-uint8_t instrument_hooks_executed_benchmark(InstrumentHooks *hooks,
-                                            int32_t pid, const char *uri);
-uint8_t instrument_hooks_set_integration(InstrumentHooks *hooks,
-                                         const char *name,
-                                         const char *version);
+uint8_t instrument_hooks_executed_benchmark(InstrumentHooks* hooks, int32_t pid,
+                                            const char* uri);
+uint8_t instrument_hooks_set_integration(InstrumentHooks* hooks,
+                                         const char* name, const char* version);
 /* Returns 2 for an unknown marker type. */
-uint8_t instrument_hooks_add_marker(InstrumentHooks *hooks, int32_t pid,
+uint8_t instrument_hooks_add_marker(InstrumentHooks* hooks, int32_t pid,
                                     uint8_t marker_type, uint64_t timestamp);
 /* CLOCK_MONOTONIC in nanoseconds (the clock the runner samples on). */
 uint64_t instrument_hooks_current_timestamp(void);

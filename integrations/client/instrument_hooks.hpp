@@ -29,9 +29,7 @@ class InstrumentHooks {
     return *this;
   }
 
-  bool instrumented() const {
-    return instrument_hooks_is_instrumented(hooks_);
-  }
+  bool instrumented() const { return instrument_hooks_is_instrumented(hooks_); }
   bool start_benchmark() {
     return instrument_hooks_start_benchmark(hooks_) == 0;
   }

@@ -33,8 +33,8 @@ __attribute__((noinline)) void copy_buffers(std::vector<char>& dst,
                                             int times) {
   for (int i = 0; i < times; ++i) {
     std::memcpy(dst.data(), src.data(), src.size());
-    g_sink = g_sink + static_cast<unsigned char>(dst[static_cast<size_t>(i) %
-                                                     dst.size()]);
+    g_sink = g_sink + static_cast<unsigned char>(
+                          dst[static_cast<size_t>(i) % dst.size()]);
   }
 }
 

@@ -11,9 +11,10 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/child_process.hpp"
 #include "base/unique_fd.hpp"
@@ -83,9 +84,9 @@ std::optional<Failure> parse_cli(int argc, char** argv,
       value = arg.substr(eq + 1);
       has_value = true;
     }
-    const bool takes_value =
-        key == "--name" || key == "--warmup-time" || key == "--max-time" ||
-        key == "--min-time" || key == "--max-rounds" || key == "--min-rounds";
+    const bool takes_value = key == "--name" || key == "--warmup-time" ||
+                             key == "--max-time" || key == "--min-time" ||
+                             key == "--max-rounds" || key == "--min-rounds";
     if (!takes_value) {
       return Failure{2, "unknown option '" + arg + "'\n" + kUsage};
     }
@@ -138,8 +139,8 @@ std::optional<Failure> optional_count(const nlohmann::json& obj,
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_unsigned()) {
-    return Failure{2, where + ": '" + key +
-                          "' must be a non-negative integer or null"};
+    return Failure{
+        2, where + ": '" + key + "' must be a non-negative integer or null"};
   }
   out = it->get<uint64_t>();
   return std::nullopt;
@@ -182,11 +183,19 @@ std::optional<Failure> parse_stdin_targets(const std::string& text,
         return Failure{2, where + ": 'walltime_args' must be an object"};
       }
       const std::string aw = where + " walltime_args";
-      if (auto f = optional_string(*args, "warmup_time", target.args.warmup_time, aw)) return f;
-      if (auto f = optional_string(*args, "max_time", target.args.max_time, aw)) return f;
-      if (auto f = optional_string(*args, "min_time", target.args.min_time, aw)) return f;
-      if (auto f = optional_count(*args, "max_rounds", target.args.max_rounds, aw)) return f;
-      if (auto f = optional_count(*args, "min_rounds", target.args.min_rounds, aw)) return f;
+      if (auto f = optional_string(*args, "warmup_time",
+                                   target.args.warmup_time, aw))
+        return f;
+      if (auto f = optional_string(*args, "max_time", target.args.max_time, aw))
+        return f;
+      if (auto f = optional_string(*args, "min_time", target.args.min_time, aw))
+        return f;
+      if (auto f =
+              optional_count(*args, "max_rounds", target.args.max_rounds, aw))
+        return f;
+      if (auto f =
+              optional_count(*args, "min_rounds", target.args.min_rounds, aw))
+        return f;
     }
     targets.push_back(std::move(target));
   }
@@ -204,8 +213,8 @@ std::vector<std::string> child_environment() {
       found = true;
       std::string value = entry.substr(13);
       if (value.find("--perf-basic-prof") == std::string::npos) {
-        value = value.empty() ? "--perf-basic-prof"
-                              : value + " --perf-basic-prof";
+        value =
+            value.empty() ? "--perf-basic-prof" : value + " --perf-basic-prof";
       }
       entry = "NODE_OPTIONS=" + value;
     }
@@ -246,13 +255,13 @@ int fail(const Failure& f) {
 }
 
 int run(int argc, char** argv) {
-  if (argc == 2 && (std::string(argv[1]) == "--version" ||
-                    std::string(argv[1]) == "-V")) {
+  if (argc == 2 &&
+      (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-V")) {
     std::printf("%s %s\n", kIntegrationName, kIntegrationVersion);
     return 0;
   }
-  if (argc == 2 && (std::string(argv[1]) == "--help" ||
-                    std::string(argv[1]) == "-h")) {
+  if (argc == 2 &&
+      (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     std::fputs(kUsage, stdout);
     return 0;
   }
@@ -274,7 +283,8 @@ int run(int argc, char** argv) {
     if (target.command[0].empty()) return fail({2, "empty command name"});
     auto config = make_loop_config(target.args);
     if (!config) {
-      return fail({2, "benchmark '" + label + "': " + config.error().message()});
+      return fail(
+          {2, "benchmark '" + label + "': " + config.error().message()});
     }
     configs.push_back(*config);
     if (target.working_directory) {
@@ -295,7 +305,8 @@ int run(int argc, char** argv) {
   }
 
   base::UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (!dev_null) return fail({1, std::string("open /dev/null: ") + std::strerror(errno)});
+  if (!dev_null)
+    return fail({1, std::string("open /dev/null: ") + std::strerror(errno)});
   const std::vector<std::string> env = child_environment();
 
   client::InstrumentHooks hooks;
@@ -334,8 +345,7 @@ int run(int argc, char** argv) {
     if (!outcome) {
       hooks.stop_benchmark();
       return fail({1, "benchmark '" + full_name + "' failed: " +
-                          outcome.error().what() +
-                          " (no results written)"});
+                          outcome.error().what() + " (no results written)"});
     }
     // Markers after the loop, to keep the FIFO out of the measurement.
     std::vector<uint64_t> round_ns;
@@ -358,13 +368,12 @@ int run(int argc, char** argv) {
     result.name = truncate_name(full_name);
     result.uri = uri;
     result.stats = results::compute_stats(round_ns);
-    std::fprintf(stderr, "exec-harness: %s: %llu rounds%s, median %s\n",
-                 full_name.c_str(),
-                 static_cast<unsigned long long>(result.stats.rounds),
-                 outcome->single_warmup_round
-                     ? " (one warmup round reached max_time)"
-                     : "",
-                 format_ns(result.stats.median_ns).c_str());
+    std::fprintf(
+        stderr, "exec-harness: %s: %llu rounds%s, median %s\n",
+        full_name.c_str(), static_cast<unsigned long long>(result.stats.rounds),
+        outcome->single_warmup_round ? " (one warmup round reached max_time)"
+                                     : "",
+        format_ns(result.stats.median_ns).c_str());
     results.push_back(std::move(result));
   }
 

@@ -44,7 +44,9 @@ constexpr std::array<Unit, 22> kUnits{{
 }};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
@@ -85,8 +87,8 @@ bool take_decimal(std::string_view& s, uint64_t unit, u128& out) {
 }
 
 base::Error duration_error(std::string_view text, std::string_view why) {
-  return base::Error("invalid duration '" + std::string(text) + "': " +
-                     std::string(why) +
+  return base::Error("invalid duration '" + std::string(text) +
+                     "': " + std::string(why) +
                      " (expected e.g. 500ms, 1.5s, 2m, 1h or a number of "
                      "seconds)");
 }
@@ -199,7 +201,8 @@ base::Result<uint64_t> parse_rounds(std::string_view text) {
 
 base::Result<LoopConfig> make_loop_config(const WalltimeArgs& args) {
   base::Result<uint64_t> status = uint64_t{0};
-  auto warmup = parse_optional_duration(args.warmup_time, "warmup_time", status);
+  auto warmup =
+      parse_optional_duration(args.warmup_time, "warmup_time", status);
   auto max_time = parse_optional_duration(args.max_time, "max_time", status);
   auto min_time = parse_optional_duration(args.min_time, "min_time", status);
   if (!status) return std::move(status.error());
@@ -249,8 +252,8 @@ base::Result<uint64_t> rounds_from_warmup(const LoopConfig& config,
   const uint64_t avg = std::max<uint64_t>(avg_round_ns, 1);
   std::optional<uint64_t> min_rounds = config.min_rounds;
   if (config.min_time_ns) {
-    uint64_t from_time = saturating_add(
-        saturating_add(*config.min_time_ns, avg) / avg, 1);
+    uint64_t from_time =
+        saturating_add(saturating_add(*config.min_time_ns, avg) / avg, 1);
     min_rounds = min_rounds ? std::max(*min_rounds, from_time) : from_time;
   }
   std::optional<uint64_t> max_rounds = config.max_rounds;
@@ -312,8 +315,7 @@ base::Result<LoopOutcome> run_loop(const LoopConfig& config,
     outcome.planned_rounds = planned;
   } else {
     outcome.planned_rounds = rounds_without_warmup(config);
-    if (!outcome.planned_rounds && !config.min_time_ns &&
-        !config.max_time_ns) {
+    if (!outcome.planned_rounds && !config.min_time_ns && !config.max_time_ns) {
       return base::Error(
           "when warmup is disabled, at least one constraint (min_rounds, "
           "max_rounds, min_time or max_time) must be set");
@@ -322,12 +324,13 @@ base::Result<LoopOutcome> run_loop(const LoopConfig& config,
 
   // Reserve for the plan, but never trust a huge count with memory.
   if (outcome.planned_rounds) {
-    outcome.rounds.reserve(std::min<uint64_t>(*outcome.planned_rounds, 1 << 16));
+    outcome.rounds.reserve(
+        std::min<uint64_t>(*outcome.planned_rounds, 1 << 16));
   }
   const uint64_t loop_start = clock();
   while (true) {
-    RUNNER_ASSIGN_OR_RETURN(Round r, round(),
-                            "round " + std::to_string(outcome.rounds.size() + 1));
+    RUNNER_ASSIGN_OR_RETURN(
+        Round r, round(), "round " + std::to_string(outcome.rounds.size() + 1));
     outcome.rounds.push_back(r);
     const uint64_t elapsed = clock() - loop_start;
     if (config.max_time_ns && elapsed >= *config.max_time_ns) break;

@@ -61,7 +61,7 @@ struct Round {
 };
 
 struct LoopOutcome {
-  std::vector<Round> rounds;    // measured rounds, in order
+  std::vector<Round> rounds;  // measured rounds, in order
   uint64_t warmup_rounds = 0;
   // A single warmup round already reached max_time: it is the only round.
   bool single_warmup_round = false;

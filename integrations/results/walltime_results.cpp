@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
@@ -111,8 +112,8 @@ std::string results_json(const Creator& creator,
         {"warmup_time_ns", optional_number(b.config.warmup_time_ns)},
         {"min_round_time_ns", optional_number(b.config.min_round_time_ns)},
         {"max_time_ns", optional_number(b.config.max_time_ns)},
-        {"max_rounds", b.config.max_rounds ? Json(*b.config.max_rounds)
-                                           : Json(nullptr)}};
+        {"max_rounds",
+         b.config.max_rounds ? Json(*b.config.max_rounds) : Json(nullptr)}};
     entry["stats"] = {{"min_ns", s.min_ns},
                       {"max_ns", s.max_ns},
                       {"mean_ns", s.mean_ns},

@@ -80,8 +80,8 @@ TEST_SUITE("e2e") {
       CHECK(file_exists(folder + "/" + key + ".symbols.map"));
       CHECK(file_exists(folder + "/" + key + ".unwind_data"));
     }
-    for (const char* expected : {"bench_example", "libc.so.6",
-                                 "libstdc++.so.6", "ld-linux-x86-64.so.2"}) {
+    for (const char* expected : {"bench_example", "libc.so.6", "libstdc++.so.6",
+                                 "ld-linux-x86-64.so.2"}) {
       // libstdc++'s MMAP2 path is the real file (libstdc++.so.6.0.30).
       size_t found = 0;
       for (const auto& b : basenames) found += b.rfind(expected, 0) == 0;
@@ -93,7 +93,8 @@ TEST_SUITE("e2e") {
     const std::string exe_key = key_for(meta, binary("EXAMPLE_BIN"));
     REQUIRE_FALSE(exe_key.empty());
     Sym fib{0, 0, ""};
-    for (const auto& s : read_symbols_map(folder + "/" + exe_key + ".symbols.map"))
+    for (const auto& s :
+         read_symbols_map(folder + "/" + exe_key + ".symbols.map"))
       if (s.name.find("3fibEj") != std::string::npos) fib = s;
     REQUIRE(fib.size > 0);
     // -G: no call chains, so perf prints absolute sample IPs.
@@ -103,7 +104,8 @@ TEST_SUITE("e2e") {
     for (const auto& s : samples) {
       if (s.frames.empty() || s.frames[0].sym.find("fib") == std::string::npos)
         continue;
-      auto pid_entries = meta["mapped_process_module_symbols"][std::to_string(s.pid)];
+      auto pid_entries =
+          meta["mapped_process_module_symbols"][std::to_string(s.pid)];
       uint64_t bias = 0;
       bool found = false;
       for (const auto& e : pid_entries)
@@ -130,13 +132,14 @@ TEST_SUITE("e2e") {
     }
   }
 
-  TEST_CASE("20 processes of one binary: one artifact pair, 20 per-pid entries") {
+  TEST_CASE(
+      "20 processes of one binary: one artifact pair, 20 per-pid entries") {
     skip_unless_perf_events();
     TempDir dir;
     const std::string folder = dir.file("profile");
-    auto r = run_process(runner_run(
-        folder, dir.path(), {},
-        {binary("MANY_PROCS_BIN"), binary("SPINNER_BIN"), "20"}));
+    auto r = run_process(
+        runner_run(folder, dir.path(), {},
+                   {binary("MANY_PROCS_BIN"), binary("SPINNER_BIN"), "20"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto meta = read_json_file(folder + "/perf.metadata");
@@ -150,19 +153,21 @@ TEST_SUITE("e2e") {
       if (name.rfind(key + ".", 0) == 0) ++files;
     CHECK(files == 2);
     size_t pids = 0;
-    for (const auto& [pid, entries] : meta["mapped_process_module_symbols"].items())
+    for (const auto& [pid, entries] :
+         meta["mapped_process_module_symbols"].items())
       for (const auto& e : entries)
         if (e["perf_map_key"] == key) ++pids;
     CHECK(pids == 20);
   }
 
-  TEST_CASE("--no-tracking-event: an exec'd process gets its mappings from /proc") {
+  TEST_CASE(
+      "--no-tracking-event: an exec'd process gets its mappings from /proc") {
     skip_unless_perf_events();
     TempDir dir;
     const std::string folder = dir.file("profile");
-    auto r = run_process(runner_run(
-        folder, dir.path(), {"--no-tracking-event"},
-        {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"}));
+    auto r = run_process(
+        runner_run(folder, dir.path(), {"--no-tracking-event"},
+                   {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto meta = read_json_file(folder + "/perf.metadata");
@@ -173,13 +178,15 @@ TEST_SUITE("e2e") {
     // The child announced its pid; that pid has the child's module.
     auto ts = read_msgpack_file(folder + "/ExecutionTimestamps.msgpack");
     bool child_has_module = false;
-    for (const auto& [pid, entries] : meta["mapped_process_module_symbols"].items())
+    for (const auto& [pid, entries] :
+         meta["mapped_process_module_symbols"].items())
       for (const auto& e : entries)
         if (e["perf_map_key"] == child_key) child_has_module = true;
     CHECK(child_has_module);
     // Without the tracking event, perf.pipedata has no MMAP2 for child_prog:
     // only the snapshot can have provided it.
-    auto script = perf_script(folder + "/perf.pipedata", {"--show-mmap-events"});
+    auto script =
+        perf_script(folder + "/perf.pipedata", {"--show-mmap-events"});
     CHECK(script.out.find(binary("CHILD_PROG_BIN")) == std::string::npos);
   }
 
@@ -195,8 +202,10 @@ TEST_SUITE("e2e") {
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       auto meta = read_json_file(folder + "/perf.metadata");
-      if (run == 0) first = meta["path_key_to_path"];
-      else CHECK(meta["path_key_to_path"] == first);
+      if (run == 0)
+        first = meta["path_key_to_path"];
+      else
+        CHECK(meta["path_key_to_path"] == first);
     }
   }
 }

@@ -44,8 +44,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   if (!child) {
     result.err = child.error().what();
   } else {
-    auto deadline = std::chrono::steady_clock::now() +
-                    std::chrono::seconds(timeout_s);
+    auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     while (true) {
       auto st = child->try_wait();
       if (!st) break;
@@ -78,8 +78,8 @@ std::vector<std::string> runner_argv(const std::string& subcommand,
                                      const std::vector<std::string>& extra,
                                      const std::vector<std::string>& command) {
   std::vector<std::string> argv = {binary("RUNNER_BIN"), subcommand,
-                                   "--profile-folder", folder, "--fifo-dir",
-                                   fifo_dir};
+                                   "--profile-folder",   folder,
+                                   "--fifo-dir",         fifo_dir};
   argv.insert(argv.end(), extra.begin(), extra.end());
   if (!command.empty()) argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
@@ -157,8 +157,7 @@ uint64_t parse_time_ns(std::string token) {
   if (dot == std::string::npos) return std::stoull(token) * 1000000000ull;
   std::string frac = token.substr(dot + 1);
   frac.resize(9, '0');
-  return std::stoull(token.substr(0, dot)) * 1000000000ull +
-         std::stoull(frac);
+  return std::stoull(token.substr(0, dot)) * 1000000000ull + std::stoull(frac);
 }
 
 }  // namespace
@@ -216,9 +215,8 @@ std::vector<PerfSample> parse_perf_script(const std::string& text) {
     if (k + 2 < tokens.size() && tokens[k + 2].rfind("PERF_RECORD_", 0) == 0)
       continue;
     // `-G` (no callchain): "ip sym" follow the time on the same line.
-    if (k + 2 < tokens.size() &&
-        tokens[k + 2].find_first_not_of("0123456789abcdef") ==
-            std::string::npos) {
+    if (k + 2 < tokens.size() && tokens[k + 2].find_first_not_of(
+                                     "0123456789abcdef") == std::string::npos) {
       PerfFrame frame;
       frame.ip = std::stoull(tokens[k + 2], nullptr, 16);
       for (size_t j = k + 3; j < tokens.size(); ++j)
@@ -239,9 +237,10 @@ ProcessResult perf_script(const std::string& pipedata,
                           const std::vector<std::string>& extra) {
   // -f: the file may belong to another user (unprivileged runs);
   // --no-inline: one frame per address, as `runner report` without --inline.
-  std::vector<std::string> argv = {"perf", "script", "-f", "-i", pipedata,
-                                   "--ns", "--no-inline", "-F",
-                                   "comm,pid,tid,time,ip,sym,dso"};
+  std::vector<std::string> argv = {
+      "perf",        "script", "-f",
+      "-i",          pipedata, "--ns",
+      "--no-inline", "-F",     "comm,pid,tid,time,ip,sym,dso"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   ProcessResult r = run_process(argv);
   INFO(r.err);

@@ -24,13 +24,14 @@ std::vector<std::string> env_with_harness() {
 }  // namespace
 
 TEST_SUITE("e2e") {
-  TEST_CASE("runner exec sleep: table, 5 rounds, markers, artifacts of the child") {
+  TEST_CASE(
+      "runner exec sleep: table, 5 rounds, markers, artifacts of the child") {
     skip_unless_perf_events();
     TempDir dir;
-    auto r = run_process(runner_exec(dir, {"--warmup-time", "0",
-                                           "--max-rounds", "5"},
-                                     {"sleep", "0.01"}),
-                         env_with_harness());
+    auto r = run_process(
+        runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "5"},
+                    {"sleep", "0.01"}),
+        env_with_harness());
     INFO(r.out, r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("sleep 0.01") != std::string::npos);  // the table
@@ -71,10 +72,10 @@ TEST_SUITE("e2e") {
   TEST_CASE("runner exec on a CPU-bound program shows its hot function") {
     skip_unless_perf_events();
     TempDir dir;
-    auto r = run_process(runner_exec(dir, {"--warmup-time", "0",
-                                           "--max-rounds", "3"},
-                                     {binary("SPINNER_BIN"), "150"}),
-                         env_with_harness());
+    auto r = run_process(
+        runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "3"},
+                    {binary("SPINNER_BIN"), "150"}),
+        env_with_harness());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto script = perf_script(dir.file("profile/perf.pipedata"));
@@ -83,7 +84,8 @@ TEST_SUITE("e2e") {
     for (const auto& s : samples) {
       if (s.comm != "spinner") continue;
       ++spinner;
-      if (!s.frames.empty() && s.frames[0].sym.find("spin_hot") != std::string::npos)
+      if (!s.frames.empty() &&
+          s.frames[0].sym.find("spin_hot") != std::string::npos)
         ++hot;
     }
     REQUIRE(spinner >= 50);
@@ -109,9 +111,9 @@ TEST_SUITE("e2e") {
     CHECK(nonexistent.err.find("no-such-program-xyz") != std::string::npos);
     CHECK_FALSE(file_exists(dir.file("profile")));  // nothing half-written
 
-    auto bad_duration = run_process(
-        runner_exec(dir, {"--warmup-time", "soon"}, {"true"}),
-        env_with_harness());
+    auto bad_duration =
+        run_process(runner_exec(dir, {"--warmup-time", "soon"}, {"true"}),
+                    env_with_harness());
     CHECK(bad_duration.exit_code != 0);
   }
 
@@ -132,18 +134,17 @@ TEST_SUITE("e2e") {
     TempDir dir;
     TempDir cwd;
     REQUIRE(runner::base::write_file_atomic(
-        cwd.file("runner.yml"),
-        std::string_view("options:\n"
-                         "  warmup-time: 0s\n"
-                         "  max-rounds: 2\n"
-                         "benchmarks:\n"
-                         "  - name: short-sleep\n"
-                         "    exec: sleep 0.01\n"
-                         "  - exec: \"true\"\n"
-                         "    options:\n"
-                         "      max-rounds: 3\n")));
-    auto r = run_process(runner_exec(dir, {}, {}), env_with_harness(),
-                         cwd.path());
+        cwd.file("runner.yml"), std::string_view("options:\n"
+                                                 "  warmup-time: 0s\n"
+                                                 "  max-rounds: 2\n"
+                                                 "benchmarks:\n"
+                                                 "  - name: short-sleep\n"
+                                                 "    exec: sleep 0.01\n"
+                                                 "  - exec: \"true\"\n"
+                                                 "    options:\n"
+                                                 "      max-rounds: 3\n")));
+    auto r =
+        run_process(runner_exec(dir, {}, {}), env_with_harness(), cwd.path());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto files = list_dir(dir.file("profile/results"));

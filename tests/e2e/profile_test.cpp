@@ -47,7 +47,8 @@ bool no_warnings(const std::string& err) {
 }  // namespace
 
 TEST_SUITE("e2e") {
-  TEST_CASE("dwarf samples of the example: perf reads them, hot function leads") {
+  TEST_CASE(
+      "dwarf samples of the example: perf reads them, hot function leads") {
     skip_unless_perf_events();
     TempDir dir;
     auto r = run_process(runner_run(
@@ -65,7 +66,10 @@ TEST_SUITE("e2e") {
       REQUIRE_FALSE(s.frames.empty());
       if (s.frames[0].sym.find("fib") != std::string::npos) ++fib_leaf;
       for (const auto& f : s.frames)
-        if (f.sym == "main") { ++with_main; break; }
+        if (f.sym == "main") {
+          ++with_main;
+          break;
+        }
     }
     CHECK(fib_leaf * 10 >= samples.size() * 8);
     // DWARF unwinding by perf reaches main for most samples.
@@ -88,11 +92,12 @@ TEST_SUITE("e2e") {
         dir, {}, {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    auto ts =
+        read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
     auto windows = sample_windows(ts);
     REQUIRE(windows.size() == 2);
-    auto script = perf_script(dir.file("profile/perf.pipedata"),
-                              {"--show-mmap-events"});
+    auto script =
+        perf_script(dir.file("profile/perf.pipedata"), {"--show-mmap-events"});
     auto samples = parse_perf_script(script.out);
     REQUIRE(samples.size() > 50);
     std::set<int> window1_pids, window2_comms_pids;
@@ -120,7 +125,8 @@ TEST_SUITE("e2e") {
     for (const auto& s : samples) {
       if (s.comm != "child_prog") continue;
       ++child_samples;
-      if (!s.frames.empty() && s.frames[0].sym.find("child_hot") != std::string::npos)
+      if (!s.frames.empty() &&
+          s.frames[0].sym.find("child_hot") != std::string::npos)
         ++child_hot;
     }
     CHECK(child_hot * 10 >= child_samples * 8);
@@ -129,9 +135,9 @@ TEST_SUITE("e2e") {
   TEST_CASE("frame-pointer mode") {
     skip_unless_perf_events();
     TempDir dir;
-    auto r = run_process(runner_run(
-        dir, {"--call-graph", "fp"},
-        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    auto r = run_process(
+        runner_run(dir, {"--call-graph", "fp"},
+                   {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto script = perf_script(dir.file("profile/perf.pipedata"));
@@ -152,14 +158,15 @@ TEST_SUITE("e2e") {
   TEST_CASE("a benchmark that exits while sampling is enabled") {
     skip_unless_perf_events();
     TempDir dir;
-    auto r = run_process(runner_run(dir, {"--allow-empty"},
-                                    {binary("EXIT_IN_WINDOW_BIN")}));
+    auto r = run_process(
+        runner_run(dir, {"--allow-empty"}, {binary("EXIT_IN_WINDOW_BIN")}));
     INFO(r.err);
     CHECK(r.exit_code == 0);
     auto script = perf_script(dir.file("profile/perf.pipedata"));
     auto samples = parse_perf_script(script.out);
     CHECK(samples.size() >= 50);
-    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    auto ts =
+        read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
     REQUIRE(ts["markers"].size() == 1);  // SampleStart, never ended
     CHECK(ts["markers"][0].contains("SampleStart"));
   }
@@ -180,7 +187,8 @@ TEST_SUITE("e2e") {
     auto r = run_process(argv);
     INFO(r.err);
     int paranoid = 2;
-    if (auto text = runner::base::read_file("/proc/sys/kernel/perf_event_paranoid"))
+    if (auto text =
+            runner::base::read_file("/proc/sys/kernel/perf_event_paranoid"))
       paranoid = std::atoi(text->c_str());
     if (paranoid <= 2) {
       REQUIRE(r.exit_code == 0);
@@ -192,12 +200,14 @@ TEST_SUITE("e2e") {
     }
   }
 
-  TEST_CASE("refused sampling without --allow-no-profile does not start the benchmark") {
+  TEST_CASE(
+      "refused sampling without --allow-no-profile does not start the "
+      "benchmark") {
     skip_unless_perf_events();
     TempDir dir;
     // An impossible event makes perf_event_open fail for sure.
-    auto r = run_process(runner_run(dir, {"--event", "cycles"},
-                                    {"touch", dir.file("ran")}));
+    auto r = run_process(
+        runner_run(dir, {"--event", "cycles"}, {"touch", dir.file("ran")}));
     if (r.exit_code == 0) {
       MESSAGE("this machine has a PMU: cycles works, nothing to check");
       return;

@@ -87,8 +87,8 @@ Agreement compare(const std::vector<PerfSample>& perf,
 void check_oracle(const std::string& folder, bool perf_prefix_ok = false) {
   auto perf = perf_script(folder + "/perf.pipedata");
   auto perf_samples = parse_perf_script(perf.out);
-  auto ours = run_process({binary("RUNNER_BIN"), "report", "--format",
-                           "perf-script", folder});
+  auto ours = run_process(
+      {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
   INFO(ours.err);
   REQUIRE(ours.exit_code == 0);
   auto our_samples = parse_perf_script(ours.out);
@@ -165,24 +165,26 @@ TEST_SUITE("e2e") {
     skip_unless_perf_events();
     TempDir dir;
     const std::string folder = dir.file("profile");
-    auto r = run_process(runner_run(
-        folder, dir.path(),
-        {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "300"}));
+    auto r = run_process(
+        runner_run(folder, dir.path(),
+                   {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "300"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     check_oracle(folder, /*perf_prefix_ok=*/true);
   }
 
-  TEST_CASE("report works from a copy of the folder, without the binaries' paths") {
+  TEST_CASE(
+      "report works from a copy of the folder, without the binaries' paths") {
     skip_unless_perf_events();
     TempDir dir;
     const std::string folder = dir.file("profile");
-    auto r = run_process(runner_run(
-        folder, dir.path(),
-        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    auto r = run_process(
+        runner_run(folder, dir.path(),
+                   {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
     REQUIRE(r.exit_code == 0);
     const std::string copy = dir.file("copied");
-    std::filesystem::copy(folder, copy, std::filesystem::copy_options::recursive);
+    std::filesystem::copy(folder, copy,
+                          std::filesystem::copy_options::recursive);
     auto rep = run_process({binary("RUNNER_BIN"), "report", copy});
     INFO(rep.err);
     CHECK(rep.exit_code == 0);
@@ -193,14 +195,15 @@ TEST_SUITE("e2e") {
     skip_unless_perf_events();
     TempDir dir;
     const std::string folder = dir.file("profile");
-    auto r = run_process(runner_run(
-        folder, dir.path(),
-        {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    auto r = run_process(
+        runner_run(folder, dir.path(),
+                   {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
     REQUIRE(r.exit_code == 0);
 
     // Truncated perf.pipedata (cut in the middle).
     const std::string cut = dir.file("cut");
-    std::filesystem::copy(folder, cut, std::filesystem::copy_options::recursive);
+    std::filesystem::copy(folder, cut,
+                          std::filesystem::copy_options::recursive);
     auto size = std::filesystem::file_size(cut + "/perf.pipedata");
     std::filesystem::resize_file(cut + "/perf.pipedata", size / 2 + 3);
     auto rep = run_process({binary("RUNNER_BIN"), "report", cut});
@@ -209,7 +212,8 @@ TEST_SUITE("e2e") {
 
     // Missing unwind data and symbols for every module.
     const std::string bare = dir.file("bare");
-    std::filesystem::copy(folder, bare, std::filesystem::copy_options::recursive);
+    std::filesystem::copy(folder, bare,
+                          std::filesystem::copy_options::recursive);
     for (const auto& name : list_dir(bare)) {
       if (name.find(".unwind_data") != std::string::npos ||
           name.find(".symbols.map") != std::string::npos)
@@ -221,19 +225,20 @@ TEST_SUITE("e2e") {
 
     // Corrupt unwind data.
     const std::string corrupt = dir.file("corrupt");
-    std::filesystem::copy(folder, corrupt, std::filesystem::copy_options::recursive);
+    std::filesystem::copy(folder, corrupt,
+                          std::filesystem::copy_options::recursive);
     for (const auto& name : list_dir(corrupt))
       if (name.find(".unwind_data") != std::string::npos)
-        REQUIRE(runner::base::write_file_atomic(corrupt + "/" + name,
-                                                std::string_view("\x03garbage")));
+        REQUIRE(runner::base::write_file_atomic(
+            corrupt + "/" + name, std::string_view("\x03garbage")));
     auto rep3 = run_process({binary("RUNNER_BIN"), "report", corrupt});
     CHECK(rep3.exit_code == 0);
 
     // A folder with no samples at all.
     const std::string empty = dir.file("empty");
-    auto e = run_process({binary("RUNNER_BIN"), "run", "--profile-folder",
-                          empty, "--fifo-dir", dir.path(), "--allow-empty",
-                          "--", "true"});
+    auto e =
+        run_process({binary("RUNNER_BIN"), "run", "--profile-folder", empty,
+                     "--fifo-dir", dir.path(), "--allow-empty", "--", "true"});
     REQUIRE(e.exit_code == 0);
     auto rep4 = run_process({binary("RUNNER_BIN"), "report", empty});
     CHECK(rep4.exit_code != 0);

@@ -49,11 +49,12 @@ TEST_SUITE("e2e") {
       CHECK(sub.out.find("Usage: runner ") != std::string::npos);
     }
     auto run_help = run_process({binary("RUNNER_BIN"), "run", "--help"});
-    for (const char* opt : {"--profile-folder", "--freq", "--call-graph",
-                            "--mmap-size", "--no-tracking-event",
-                            "--no-profile", "--allow-empty", "--report"})
+    for (const char* opt :
+         {"--profile-folder", "--freq", "--call-graph", "--mmap-size",
+          "--no-tracking-event", "--no-profile", "--allow-empty", "--report"})
       CHECK_MESSAGE(run_help.out.find(opt) != std::string::npos, opt);
-    auto bad = run_process({binary("RUNNER_BIN"), "run", "--bogus", "--", "true"});
+    auto bad =
+        run_process({binary("RUNNER_BIN"), "run", "--bogus", "--", "true"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("unknown option '--bogus'") != std::string::npos);
     CHECK(bad.err.find('\n') == bad.err.size() - 1);  // one line
@@ -61,13 +62,15 @@ TEST_SUITE("e2e") {
     CHECK(unknown.exit_code == 2);
     auto missing = run_process({binary("RUNNER_BIN"), "run"});
     CHECK(missing.exit_code == 2);
-    CHECK(missing.err.find("missing the benchmark command") != std::string::npos);
+    CHECK(missing.err.find("missing the benchmark command") !=
+          std::string::npos);
   }
 
   TEST_CASE("the example benchmark: timestamps, metadata and results") {
     runner::testing::skip_unless_perf_events();
     TempDir dir;
-    auto r = run_process(runner_run(dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2"}));
+    auto r = run_process(
+        runner_run(dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     const std::string folder = dir.file("profile");
@@ -124,8 +127,8 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("exit code of the benchmark is the runner's") {
     TempDir dir;
-    auto r = run_process(
-        runner_run(dir, {"--allow-empty"}, {"sh", "-c", "exit 3"}));
+    auto r =
+        run_process(runner_run(dir, {"--allow-empty"}, {"sh", "-c", "exit 3"}));
     CHECK(r.exit_code == 3);
     auto killed = run_process(
         runner_run(dir, {"--allow-empty"}, {"sh", "-c", "kill -9 $$"}));
@@ -166,7 +169,8 @@ TEST_SUITE("e2e") {
     CHECK(r.out.find("garbage replies: 6 6 6") != std::string::npos);
     auto meta = read_json_file(dir.file("profile/perf.metadata"));
     CHECK(meta["runner"]["fifo"]["malformed_frames"] == 3);
-    auto ts = read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
+    auto ts =
+        read_msgpack_file(dir.file("profile/ExecutionTimestamps.msgpack"));
     REQUIRE(ts["uri_by_ts"].size() == 1);
   }
 
@@ -206,10 +210,10 @@ TEST_SUITE("e2e") {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     REQUIRE(file_exists(dir.file("runner.fifo.lock")));
     TempDir other;
-    std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
-                                     "--profile-folder", other.file("p"),
-                                     "--fifo-dir", dir.path(), "--allow-empty",
-                                     "--", "true"};
+    std::vector<std::string> argv = {
+        binary("RUNNER_BIN"), "run",        "--profile-folder",
+        other.file("p"),      "--fifo-dir", dir.path(),
+        "--allow-empty",      "--",         "true"};
     auto b = run_process(argv);
     CHECK(b.exit_code != 0);
     CHECK(b.err.find("another runner") != std::string::npos);
@@ -221,9 +225,9 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("--no-profile runs without FIFOs: integrations see no runner") {
     TempDir dir;
-    auto r = run_process(runner_run(
-        dir, {"--no-profile"},
-        {binary("EXAMPLE_BIN"), "--rounds", "1", "--only", "sort"}));
+    auto r = run_process(
+        runner_run(dir, {"--no-profile"},
+                   {binary("EXAMPLE_BIN"), "--rounds", "1", "--only", "sort"}));
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.err.find("not instrumented") != std::string::npos);

@@ -12,8 +12,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base != nullptr ? base : "/tmp") +
-                       "/runner-test.XXXXXX";
+    std::string tmpl =
+        std::string(base != nullptr ? base : "/tmp") + "/runner-test.XXXXXX";
     char* made = ::mkdtemp(tmpl.data());
     path_ = made != nullptr ? made : "";
   }

@@ -47,8 +47,8 @@ int main() {
   // Unknown tag 99, then a truncated CurrentBenchmark, then invalid UTF-8.
   int r1 = send_raw(ctl, ack, {4, 0, 0, 0, 99, 0, 0, 0});
   int r2 = send_raw(ctl, ack, {6, 0, 0, 0, 0, 0, 0, 0, 1, 2});
-  int r3 = send_raw(ctl, ack, {17, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-                               1, 0, 0, 0, 0, 0, 0, 0, 0xff});
+  int r3 = send_raw(ctl, ack, {17, 0, 0, 0, 0, 0, 0, 0, 1, 0,   0,
+                               0,  1, 0, 0, 0, 0, 0, 0, 0, 0xff});
   std::printf("garbage replies: %d %d %d\n", r1, r2, r3);
   close(ctl);
   close(ack);
@@ -61,7 +61,8 @@ int main() {
   usleep(20000);
   hooks.stop_benchmark();
   int32_t pid = static_cast<int32_t>(getpid());
-  hooks.set_executed_benchmark(pid, "tests/e2e/programs/garbage_client.cpp::ok");
+  hooks.set_executed_benchmark(pid,
+                               "tests/e2e/programs/garbage_client.cpp::ok");
   runner::results::BenchmarkResult r;
   r.name = "ok";
   r.uri = "tests/e2e/programs/garbage_client.cpp::ok";

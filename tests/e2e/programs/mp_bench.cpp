@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "integrations/client/instrument_hooks.hpp"
-#include "tests/e2e/programs/spin.hpp"
 #include "integrations/results/walltime_results.hpp"
+#include "tests/e2e/programs/spin.hpp"
 
 namespace {
 

@@ -18,7 +18,8 @@ inline uint64_t now_ns() {
 
 // Spins until `ns` have passed; the result keeps the loop from being
 // optimized away.
-__attribute__((always_inline)) inline uint64_t spin_for(uint64_t ns, uint64_t seed) {
+__attribute__((always_inline)) inline uint64_t spin_for(uint64_t ns,
+                                                        uint64_t seed) {
   uint64_t end = now_ns() + ns;
   uint64_t x = seed;
   while (now_ns() < end) {

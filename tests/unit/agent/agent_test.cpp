@@ -1,5 +1,4 @@
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "agent/args.hpp"
@@ -14,9 +13,9 @@ using namespace runner::agent;
 
 TEST_SUITE("agent") {
   TEST_CASE("parse_args: values, flags, -- and errors") {
-    auto parsed = parse_args(run_spec(), {"--freq", "499", "--no-profile",
-                                          "--profile-folder=out", "--", "./b",
-                                          "--x"});
+    auto parsed =
+        parse_args(run_spec(), {"--freq", "499", "--no-profile",
+                                "--profile-folder=out", "--", "./b", "--x"});
     REQUIRE(parsed);
     CHECK(parsed->get("freq") == "499");
     CHECK(parsed->has("no-profile"));
@@ -61,13 +60,14 @@ TEST_SUITE("agent") {
     CHECK_FALSE(parse_size("M"));
 
     RunOptions options;
-    auto parsed = parse_args(run_spec(), {"--call-graph", "dwarf,16384",
-                                          "--freq", "99", "--", "x"});
+    auto parsed = parse_args(
+        run_spec(), {"--call-graph", "dwarf,16384", "--freq", "99", "--", "x"});
     REQUIRE(parsed);
     REQUIRE(parse_profile_options(*parsed, options, "run"));
     CHECK(options.sampler.stack_size == 16384);
     CHECK(options.sampler.frequency == 99);
-    CHECK(options.sampler.call_graph == runner::profiler::CallGraphMode::kDwarf);
+    CHECK(options.sampler.call_graph ==
+          runner::profiler::CallGraphMode::kDwarf);
 
     for (std::vector<std::string> bad :
          {std::vector<std::string>{"--call-graph", "lbr"},
@@ -93,11 +93,11 @@ TEST_SUITE("agent") {
     // map(2) "uri_by_ts" [[5,"a"]] "markers" [{"SampleStart":1},
     // {"SampleEnd":300}] with the smallest integer forms.
     const unsigned char expected[] = {
-        0x82, 0xa9, 'u', 'r', 'i', '_', 'b', 'y', '_', 't', 's', 0x91, 0x92,
-        0x05, 0xa1, 'a', 0xa7, 'm', 'a', 'r', 'k', 'e', 'r', 's', 0x92, 0x81,
-        0xab, 'S', 'a', 'm', 'p', 'l', 'e', 'S', 't', 'a', 'r', 't', 0x01,
-        0x81, 0xa9, 'S', 'a', 'm', 'p', 'l', 'e', 'E', 'n', 'd', 0xcd, 0x01,
-        0x2c};
+        0x82, 0xa9, 'u',  'r',  'i',  '_',  'b',  'y',  '_', 't', 's',
+        0x91, 0x92, 0x05, 0xa1, 'a',  0xa7, 'm',  'a',  'r', 'k', 'e',
+        'r',  's',  0x92, 0x81, 0xab, 'S',  'a',  'm',  'p', 'l', 'e',
+        'S',  't',  'a',  'r',  't',  0x01, 0x81, 0xa9, 'S', 'a', 'm',
+        'p',  'l',  'e',  'E',  'n',  'd',  0xcd, 0x01, 0x2c};
     REQUIRE(bytes.size() == sizeof(expected));
     CHECK(std::equal(bytes.begin(), bytes.end(),
                      reinterpret_cast<const char*>(expected)));

@@ -1,11 +1,13 @@
-#include <doctest/doctest.h>
+#include "base/child_process.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <string>
 
-#include "base/child_process.hpp"
+#include <doctest/doctest.h>
+
 #include "base/fs.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -29,8 +31,8 @@ TEST_SUITE("base") {
     runner::testing::TempDir dir;
     SpawnOptions opts;
     opts.argv = {"/bin/sh", "-c", "printf '%s' \"$MY_VAR\" > out; pwd >> out"};
-    opts.env = std::vector<std::string>{"MY_VAR=hello world",
-                                        "PATH=/usr/bin:/bin"};
+    opts.env =
+        std::vector<std::string>{"MY_VAR=hello world", "PATH=/usr/bin:/bin"};
     opts.cwd = dir.path();
     auto child = ChildProcess::spawn(opts);
     REQUIRE(child);
@@ -90,8 +92,8 @@ TEST_SUITE("base") {
     REQUIRE(fd >= 3);
     SpawnOptions opts;
     std::string script = "test -e /proc/self/fd/" + std::to_string(fd) +
-                         " && echo open > " + dir.file("r") + " || echo closed > " +
-                         dir.file("r");
+                         " && echo open > " + dir.file("r") +
+                         " || echo closed > " + dir.file("r");
     opts.argv = {"/bin/sh", "-c", script};
     auto child = ChildProcess::spawn(opts);
     REQUIRE(child);

@@ -1,9 +1,11 @@
-#include <doctest/doctest.h>
+#include "base/fs.hpp"
+
 #include <sys/stat.h>
 
 #include <filesystem>
 
-#include "base/fs.hpp"
+#include <doctest/doctest.h>
+
 #include "tests/support/temp_dir.hpp"
 
 TEST_SUITE("base") {

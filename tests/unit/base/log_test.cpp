@@ -1,7 +1,8 @@
+#include "base/log.hpp"
+
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
-#include "base/log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using runner::base::LogLevel;

@@ -1,10 +1,10 @@
-#include <doctest/doctest.h>
+#include "base/result.hpp"
 
 #include <cerrno>
 #include <memory>
 #include <string>
 
-#include "base/result.hpp"
+#include <doctest/doctest.h>
 
 namespace {
 

@@ -1,11 +1,13 @@
-#include <doctest/doctest.h>
+#include "base/unique_fd.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <utility>
 
+#include <doctest/doctest.h>
+
 #include "base/mapped_region.hpp"
-#include "base/unique_fd.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
@@ -16,7 +18,10 @@ TEST_SUITE("base") {
   TEST_CASE("UniqueFd closes on destruction") {
     int raw = ::open("/dev/null", O_RDONLY);
     REQUIRE(raw >= 0);
-    { runner::base::UniqueFd fd(raw); CHECK(fd.valid()); }
+    {
+      runner::base::UniqueFd fd(raw);
+      CHECK(fd.valid());
+    }
     CHECK_FALSE(fd_is_open(raw));
   }
 

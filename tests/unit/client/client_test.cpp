@@ -1,4 +1,3 @@
-#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -15,6 +14,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <doctest/doctest.h>
 
 #include "fifo/fifo.hpp"
 #include "instrument_hooks.h"
@@ -97,11 +97,14 @@ TEST_SUITE("client") {
     uint64_t t0 = instrument_hooks_current_timestamp();
     CHECK(instrument_hooks_start_benchmark(h) == 0);
     int32_t pid = static_cast<int32_t>(::getpid());
-    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_START, t0 + 1) == 0);
-    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_END, t0 + 2) == 0);
+    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_START,
+                                      t0 + 1) == 0);
+    CHECK(instrument_hooks_add_marker(h, pid, MARKER_TYPE_BENCHMARK_END,
+                                      t0 + 2) == 0);
     CHECK(instrument_hooks_add_marker(h, pid, 7, t0 + 3) == 2);
     CHECK(instrument_hooks_stop_benchmark(h) == 0);
-    CHECK(instrument_hooks_set_executed_benchmark(h, pid, "bench.cpp::BM_x[8]") == 0);
+    CHECK(instrument_hooks_set_executed_benchmark(h, pid,
+                                                  "bench.cpp::BM_x[8]") == 0);
     CHECK(instrument_hooks_executed_benchmark(h, pid, "bench.cpp::BM_y") == 0);
     CHECK(instrument_hooks_set_executed_benchmark(h, pid, nullptr) == 1);
     instrument_hooks_deinit(h);
@@ -117,7 +120,8 @@ TEST_SUITE("client") {
     REQUIRE(data.markers.size() == 4);
     CHECK(data.markers[0].type == fifo::MarkerType::kSampleStart);
     CHECK(data.markers[0].timestamp >= t0);
-    CHECK(data.markers[1] == fifo::Marker{fifo::MarkerType::kRoundStart, t0 + 1});
+    CHECK(data.markers[1] ==
+          fifo::Marker{fifo::MarkerType::kRoundStart, t0 + 1});
     CHECK(data.markers[2] == fifo::Marker{fifo::MarkerType::kRoundEnd, t0 + 2});
     CHECK(data.markers[3].type == fifo::MarkerType::kSampleEnd);
     REQUIRE(data.uri_by_ts.size() == 2);
@@ -198,7 +202,8 @@ TEST_SUITE("client") {
       threads.emplace_back([&, t] {
         for (int i = 0; i < 50; ++i) {
           if (instrument_hooks_add_marker(h, t, MARKER_TYPE_BENCHMARK_START,
-                                          static_cast<uint64_t>(t * 100 + i)) != 0)
+                                          static_cast<uint64_t>(t * 100 + i)) !=
+              0)
             ++failures;
         }
       });
@@ -235,7 +240,8 @@ TEST_SUITE("client") {
     std::atomic<int> failures{0};
     std::thread ta([&] {
       for (int i = 0; i < 50; ++i)
-        if (instrument_hooks_add_marker(a, 1, MARKER_TYPE_SAMPLE_START, 1) != 0) ++failures;
+        if (instrument_hooks_add_marker(a, 1, MARKER_TYPE_SAMPLE_START, 1) != 0)
+          ++failures;
     });
     std::thread tb([&] {
       for (int i = 0; i < 50; ++i)

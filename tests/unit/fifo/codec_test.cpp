@@ -1,8 +1,8 @@
-#include <doctest/doctest.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "fifo/fifo.hpp"
 
@@ -17,9 +17,12 @@ Bytes hex(const std::string& text) {
   int nibble = -1;
   for (char c : text) {
     int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else continue;
+    if (c >= '0' && c <= '9')
+      v = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v = c - 'a' + 10;
+    else
+      continue;
     if (nibble < 0) {
       nibble = v;
     } else {
@@ -71,7 +74,8 @@ std::vector<Example> spec_examples() {
       {fifo::AddMarker{12345, {fifo::MarkerType::kSampleStart, 1000}},
        hex("14 00 00 00 | 07 00 00 00  39 30 00 00  00 00 00 00  e8 03 00 00 "
            "00 00 00 00")},
-      {fifo::SetVersion{2}, hex("0c 00 00 00 | 08 00 00 00  02 00 00 00 00 00 00 00")},
+      {fifo::SetVersion{2},
+       hex("0c 00 00 00 | 08 00 00 00  02 00 00 00 00 00 00 00")},
       {fifo::GetIntegrationMode{}, hex("04 00 00 00 | 09 00 00 00")},
       {fifo::IntegrationModeResponse{fifo::IntegrationMode::kWalltime},
        hex("08 00 00 00 | 0a 00 00 00  00 00 00 00")},
@@ -84,10 +88,12 @@ std::vector<Example> spec_examples() {
        hex("25 00 00 00 | 00 00 00 00 92 10 00 00 15 00 00 00 00 00 00 00 "
            "65 78 65 63 5f 68 61 72 6e 65 73 73 3a 3a 73 6c 65 65 70 20 31")},
       {fifo::SetIntegration{"exec-harness", "1.3.0"},
-       concat(concat(concat(hex("25 00 00 00 | 05 00 00 00 0c 00 00 00 00 00 00 00"),
-                            ascii("exec-harness")),
-                     hex("05 00 00 00 00 00 00 00")),
-              ascii("1.3.0"))},
+       concat(
+           concat(
+               concat(hex("25 00 00 00 | 05 00 00 00 0c 00 00 00 00 00 00 00"),
+                      ascii("exec-harness")),
+               hex("05 00 00 00 00 00 00 00")),
+           ascii("1.3.0"))},
       {fifo::AddMarker{4242, {fifo::MarkerType::kRoundStart, 0x1122334455}},
        hex("14 00 00 00 | 07 00 00 00 92 10 00 00 02 00 00 00 55 44 33 22 11 "
            "00 00 00")},
@@ -151,8 +157,8 @@ TEST_SUITE("fifo") {
       for (size_t cut = 0; cut < payload.size(); ++cut) {
         CAPTURE(fifo::describe(command));
         CAPTURE(cut);
-        auto decoded = fifo::decode_payload(
-            std::span<const uint8_t>(payload.data(), cut));
+        auto decoded =
+            fifo::decode_payload(std::span<const uint8_t>(payload.data(), cut));
         REQUIRE_FALSE(decoded.has_value());
         CHECK(decoded.error().message().find("truncated") != std::string::npos);
       }
@@ -187,10 +193,14 @@ TEST_SUITE("fifo") {
   }
 
   TEST_CASE("invalid UTF-8 in strings is rejected") {
-    const std::vector<std::string> bad = {
-        "\xff",          "\xc3",           "abc\x80",      "\xc0\xaf",
-        "\xe0\x80\xaf",  "\xed\xa0\x80",   "\xf4\x90\x80\x80",
-        "\xf8\x88\x80\x80\x80"};
+    const std::vector<std::string> bad = {"\xff",
+                                          "\xc3",
+                                          "abc\x80",
+                                          "\xc0\xaf",
+                                          "\xe0\x80\xaf",
+                                          "\xed\xa0\x80",
+                                          "\xf4\x90\x80\x80",
+                                          "\xf8\x88\x80\x80\x80"};
     for (const auto& text : bad) {
       CAPTURE(text.size());
       auto decoded = fifo::decode_payload(
@@ -218,15 +228,20 @@ TEST_SUITE("fifo") {
   }
 
   TEST_CASE("describe and marker_name") {
-    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kSampleStart)) == "SampleStart");
-    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kSampleEnd)) == "SampleEnd");
-    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kRoundStart)) == "RoundStart");
-    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kRoundEnd)) == "RoundEnd");
+    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kSampleStart)) ==
+          "SampleStart");
+    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kSampleEnd)) ==
+          "SampleEnd");
+    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kRoundStart)) ==
+          "RoundStart");
+    CHECK(std::string(fifo::marker_name(fifo::MarkerType::kRoundEnd)) ==
+          "RoundEnd");
     CHECK(fifo::describe(fifo::SetVersion{2}) == "SetVersion(2)");
     CHECK(fifo::describe(fifo::CurrentBenchmark{5, "a\nb"}) ==
           "CurrentBenchmark{pid=5, uri=\"a\\x0ab\"}");
-    CHECK(fifo::describe(fifo::AddMarker{1, {fifo::MarkerType::kRoundEnd, 9}}) ==
-          "AddMarker{pid=1, RoundEnd(9)}");
+    CHECK(
+        fifo::describe(fifo::AddMarker{1, {fifo::MarkerType::kRoundEnd, 9}}) ==
+        "AddMarker{pid=1, RoundEnd(9)}");
     CHECK(fifo::describe(fifo::CurrentBenchmark{1, std::string(1000, 'x')}) ==
           "CurrentBenchmark{pid=1, uri=\"" + std::string(256, 'x') +
               "\"... (1000 bytes)}");

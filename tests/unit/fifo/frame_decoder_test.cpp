@@ -1,7 +1,7 @@
-#include <doctest/doctest.h>
-
 #include <cstdint>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "fifo/fifo.hpp"
 
@@ -99,7 +99,9 @@ TEST_SUITE("fifo") {
     }
   }
 
-  TEST_CASE("FrameDecoder: oversized frames are skipped and the stream stays in sync") {
+  TEST_CASE(
+      "FrameDecoder: oversized frames are skipped and the stream stays in "
+      "sync") {
     Bytes stream;
     Bytes ack = fifo::encode_frame(fifo::Ack{});
     stream.insert(stream.end(), ack.begin(), ack.end());
@@ -107,12 +109,14 @@ TEST_SUITE("fifo") {
     Bytes header = le32(big);
     stream.insert(stream.end(), header.begin(), header.end());
     // The body contains bytes that look like frames: they must be skipped.
-    for (uint32_t i = 0; i < big; ++i) stream.push_back(static_cast<uint8_t>(i % 7));
+    for (uint32_t i = 0; i < big; ++i)
+      stream.push_back(static_cast<uint8_t>(i % 7));
     Bytes stop = fifo::encode_frame(fifo::StopBenchmark{});
     stream.insert(stream.end(), stop.begin(), stop.end());
 
-    for (size_t split : {size_t{0}, size_t{3}, size_t{8}, size_t{9}, size_t{100},
-                         stream.size() - 9, stream.size() - 8, stream.size() - 1}) {
+    for (size_t split :
+         {size_t{0}, size_t{3}, size_t{8}, size_t{9}, size_t{100},
+          stream.size() - 9, stream.size() - 8, stream.size() - 1}) {
       CAPTURE(split);
       fifo::FrameDecoder decoder;
       size_t oversized = 0;
@@ -157,7 +161,8 @@ TEST_SUITE("fifo") {
     CHECK(std::get<Bytes>(*frame).size() == fifo::kMaxFrameSize);
   }
 
-  TEST_CASE("FrameDecoder: zero-length and garbage frames come out as payloads") {
+  TEST_CASE(
+      "FrameDecoder: zero-length and garbage frames come out as payloads") {
     fifo::FrameDecoder decoder;
     Bytes stream = {0, 0, 0, 0, 3, 0, 0, 0, 0x63, 0, 0};
     decoder.feed(stream);

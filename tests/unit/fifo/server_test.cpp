@@ -1,4 +1,3 @@
-#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +20,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <doctest/doctest.h>
 
 #include "base/unique_fd.hpp"
 #include "fifo/fifo.hpp"
@@ -51,7 +51,8 @@ class Client {
  public:
   explicit Client(const fifo::ServerOptions& options)
       : ctl_(::open(options.ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)),
-        ack_(::open(options.ack_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)) {
+        ack_(
+            ::open(options.ack_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)) {
     REQUIRE(ctl_.valid());
     REQUIRE(ack_.valid());
   }
@@ -180,15 +181,21 @@ TEST_SUITE("fifo") {
     Client client(running.options());
     CHECK(client.request(fifo::SetVersion{2}) == kAck);
     CHECK(client.request(fifo::GetIntegrationMode{}) ==
-          fifo::Command(fifo::IntegrationModeResponse{fifo::IntegrationMode::kWalltime}));
-    CHECK(client.request(fifo::SetIntegration{"codspeed-cpp", "2.3.0"}) == kAck);
+          fifo::Command(
+              fifo::IntegrationModeResponse{fifo::IntegrationMode::kWalltime}));
+    CHECK(client.request(fifo::SetIntegration{"codspeed-cpp", "2.3.0"}) ==
+          kAck);
     uint64_t before = now_ns();
     CHECK(client.request(fifo::StartBenchmark{}) == kAck);
-    CHECK(client.request(fifo::AddMarker{77, {fifo::MarkerType::kRoundStart, 5}}) == kAck);
-    CHECK(client.request(fifo::AddMarker{77, {fifo::MarkerType::kRoundEnd, 6}}) == kAck);
+    CHECK(client.request(
+              fifo::AddMarker{77, {fifo::MarkerType::kRoundStart, 5}}) == kAck);
+    CHECK(client.request(
+              fifo::AddMarker{77, {fifo::MarkerType::kRoundEnd, 6}}) == kAck);
     CHECK(client.request(fifo::StopBenchmark{}) == kAck);
-    CHECK(client.request(fifo::CurrentBenchmark{77, "bench.cpp::BM_a"}) == kAck);
-    CHECK(client.request(fifo::SetIntegration{"codspeed-cpp", "2.4.0"}) == kAck);
+    CHECK(client.request(fifo::CurrentBenchmark{77, "bench.cpp::BM_a"}) ==
+          kAck);
+    CHECK(client.request(fifo::SetIntegration{"codspeed-cpp", "2.4.0"}) ==
+          kAck);
     CHECK(client.request(fifo::PingPerf{}) == kAck);
     uint64_t after = now_ns();
 
@@ -214,7 +221,8 @@ TEST_SUITE("fifo") {
     CHECK_FALSE(data.sampling);
   }
 
-  TEST_CASE("server: garbage is answered with Err and the stream stays in sync") {
+  TEST_CASE(
+      "server: garbage is answered with Err and the stream stays in sync") {
     RunningServer running;
     Client client(running.options());
     client.send_payload({0x63, 0, 0, 0});  // unknown tag 99
@@ -251,10 +259,12 @@ TEST_SUITE("fifo") {
     Client client(running.options());
     uint32_t big = 2u << 20;
     Bytes frame = {static_cast<uint8_t>(big), static_cast<uint8_t>(big >> 8),
-                   static_cast<uint8_t>(big >> 16), static_cast<uint8_t>(big >> 24)};
+                   static_cast<uint8_t>(big >> 16),
+                   static_cast<uint8_t>(big >> 24)};
     // Body full of valid-looking frames: none of them may be answered.
     Bytes start = fifo::encode_frame(fifo::StartBenchmark{});
-    while (frame.size() < 4 + big) frame.insert(frame.end(), start.begin(), start.end());
+    while (frame.size() < 4 + big)
+      frame.insert(frame.end(), start.begin(), start.end());
     frame.resize(4 + big);
     client.send_bytes(frame);
     CHECK(client.request(fifo::SetVersion{1}) == kAck);
@@ -323,7 +333,9 @@ TEST_SUITE("fifo") {
       record("stop-hook");
       stop_hook_done = now_ns();
     };
-    hooks.on_new_pid = [&](int32_t pid) { record("pid " + std::to_string(pid)); };
+    hooks.on_new_pid = [&](int32_t pid) {
+      record("pid " + std::to_string(pid));
+    };
     RunningServer running(std::move(hooks));
     Client client(running.options());
 
@@ -371,8 +383,9 @@ TEST_SUITE("fifo") {
       threads.emplace_back([&, t] {
         Client client(running.options());
         for (int i = 0; i < kPerThread; ++i) {
-          fifo::AddMarker marker{t, {fifo::MarkerType::kRoundStart,
-                                     static_cast<uint64_t>(t * 1000 + i)}};
+          fifo::AddMarker marker{t,
+                                 {fifo::MarkerType::kRoundStart,
+                                  static_cast<uint64_t>(t * 1000 + i)}};
           std::lock_guard lock(request_mutex);
           client.send(marker);
           auto reply = client.receive();
@@ -398,10 +411,12 @@ TEST_SUITE("fifo") {
     constexpr int kCount = 1000;
     Bytes burst;
     for (int i = 0; i < kCount; ++i) {
-      fifo::Command c = (i % 10 == 9)
-                            ? fifo::Command(fifo::GetIntegrationMode{})
-                            : fifo::Command(fifo::AddMarker{1, {fifo::MarkerType::kRoundEnd,
-                                                                static_cast<uint64_t>(i)}});
+      fifo::Command c =
+          (i % 10 == 9)
+              ? fifo::Command(fifo::GetIntegrationMode{})
+              : fifo::Command(fifo::AddMarker{
+                    1,
+                    {fifo::MarkerType::kRoundEnd, static_cast<uint64_t>(i)}});
       Bytes frame = fifo::encode_frame(c);
       burst.insert(burst.end(), frame.begin(), frame.end());
     }
@@ -594,9 +609,12 @@ TEST_SUITE("fifo") {
     fifo::ServerOptions custom{"/x/ctl", "/x/ack", "/x/lock"};
     auto env = fifo::client_environment(custom);
     REQUIRE(env.size() == 3);
-    CHECK(env[0] == std::pair<std::string, std::string>{"RUNNER_CTL_FIFO", "/x/ctl"});
-    CHECK(env[1] == std::pair<std::string, std::string>{"RUNNER_ACK_FIFO", "/x/ack"});
-    CHECK(env[2] == std::pair<std::string, std::string>{"RUNNER_FIFO_LOCK", "/x/lock"});
+    CHECK(env[0] ==
+          std::pair<std::string, std::string>{"RUNNER_CTL_FIFO", "/x/ctl"});
+    CHECK(env[1] ==
+          std::pair<std::string, std::string>{"RUNNER_ACK_FIFO", "/x/ack"});
+    CHECK(env[2] ==
+          std::pair<std::string, std::string>{"RUNNER_FIFO_LOCK", "/x/lock"});
 
     ::setenv("RUNNER_CTL_FIFO", "/y/ctl", 1);
     ::setenv("RUNNER_FIFO_LOCK", "", 1);

@@ -1,10 +1,10 @@
 // runner.yml / codspeed.yml reading for `runner exec`, and the JSON handed to
 // `exec-harness -`.
-#include <doctest/doctest.h>
+#include "agent/exec_config.hpp"
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/exec_config.hpp"
 #include "base/fs.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -29,7 +29,8 @@ std::string parse_error(std::string_view text) {
 
 TEST_SUITE("results") {
   TEST_CASE("split_shell_words") {
-    auto w = split_shell_words(R"(  ls -al  '/a b' "c \"d\" \$e" f\ g h'i'"j" )");
+    auto w =
+        split_shell_words(R"(  ls -al  '/a b' "c \"d\" \$e" f\ g h'i'"j" )");
     REQUIRE(w);
     CHECK(*w == std::vector<std::string>{"ls", "-al", "/a b", "c \"d\" $e",
                                          "f g", "hij"});
@@ -102,30 +103,46 @@ TEST_SUITE("results") {
     };
     for (Case c : {
              Case{"benchmarks:\n  - entrypoint: pytest --codspeed\n",
-                  "runner.yml:2: 'entrypoint' targets are not supported by runner exec"},
-             Case{"benchmarks:\n  - name: x\n", "runner.yml:2: benchmark without 'exec:'"},
+                  "runner.yml:2: 'entrypoint' targets are not supported by "
+                  "runner exec"},
+             Case{"benchmarks:\n  - name: x\n",
+                  "runner.yml:2: benchmark without 'exec:'"},
              Case{"options:\n  max-rounds: 2\n", "no 'benchmarks:' list"},
-             Case{"benchmarks: []\n", "runner.yml:1: 'benchmarks' must be a non-empty list"},
-             Case{"benchmarks:\n  - exec: ls\n    options:\n      max_rounds: 3\n",
+             Case{"benchmarks: []\n",
+                  "runner.yml:1: 'benchmarks' must be a non-empty list"},
+             Case{"benchmarks:\n  - exec: ls\n    options:\n      max_rounds: "
+                  "3\n",
                   "runner.yml:4: unknown option 'max_rounds'"},
              Case{"options:\n  max-rounds: lots\nbenchmarks:\n  - exec: ls\n",
                   "runner.yml:2: 'max-rounds' must be a positive integer"},
              Case{"options:\n  min-rounds: 0\nbenchmarks:\n  - exec: ls\n",
                   "must be a positive integer"},
-             Case{"benchmarks:\n  - exec: \"ls\n", "runner.yml:2: unterminated quoted string"},
-             Case{"benchmarks:\n  - exec: echo 'oops\n", "runner.yml:2: exec: unterminated single quote"},
-             Case{"benchmarks:\n  - exec: [a, b\n", "runner.yml:2: unterminated '['"},
-             Case{"benchmarks:\n\t- exec: ls\n", "runner.yml:2: tabs are not allowed"},
-             Case{"benchmarks:\n  - exec: ls\n      oops: 1\n", "runner.yml:3: unexpected indentation"},
-             Case{"benchmarks:\n  - exec: &a ls\n", "runner.yml:2: unsupported YAML syntax '&'"},
-             Case{"benchmarks:\n  - exec: |\n      ls\n", "unsupported YAML syntax '|'"},
-             Case{"benchmarks:\n  - exec: ls\n    exec: pwd\n", "runner.yml:3: duplicate key 'exec'"},
-             Case{"bench:\n  - exec: ls\n", "runner.yml:1: unknown key 'bench'"},
-             Case{"benchmarks:\n  - exec: ''\n", "'exec' must be a non-empty command"},
+             Case{"benchmarks:\n  - exec: \"ls\n",
+                  "runner.yml:2: unterminated quoted string"},
+             Case{"benchmarks:\n  - exec: echo 'oops\n",
+                  "runner.yml:2: exec: unterminated single quote"},
+             Case{"benchmarks:\n  - exec: [a, b\n",
+                  "runner.yml:2: unterminated '['"},
+             Case{"benchmarks:\n\t- exec: ls\n",
+                  "runner.yml:2: tabs are not allowed"},
+             Case{"benchmarks:\n  - exec: ls\n      oops: 1\n",
+                  "runner.yml:3: unexpected indentation"},
+             Case{"benchmarks:\n  - exec: &a ls\n",
+                  "runner.yml:2: unsupported YAML syntax '&'"},
+             Case{"benchmarks:\n  - exec: |\n      ls\n",
+                  "unsupported YAML syntax '|'"},
+             Case{"benchmarks:\n  - exec: ls\n    exec: pwd\n",
+                  "runner.yml:3: duplicate key 'exec'"},
+             Case{"bench:\n  - exec: ls\n",
+                  "runner.yml:1: unknown key 'bench'"},
+             Case{"benchmarks:\n  - exec: ''\n",
+                  "'exec' must be a non-empty command"},
              Case{"benchmarks:\n  - ls\n", "each benchmark must be a mapping"},
              Case{"just a string\n", "expected a mapping"},
-             Case{"benchmarks:\n  - exec: [ls, [nested]]\n", "'exec' list items must be strings"},
-             Case{"benchmarks:\n  - exec: ls\n---\n", "multiple YAML documents"},
+             Case{"benchmarks:\n  - exec: [ls, [nested]]\n",
+                  "'exec' list items must be strings"},
+             Case{"benchmarks:\n  - exec: ls\n---\n",
+                  "multiple YAML documents"},
          }) {
       INFO(std::string(c.text));
       std::string message = parse_error(c.text);
@@ -143,9 +160,11 @@ TEST_SUITE("results") {
     CHECK_FALSE(none->has_value());
 
     REQUIRE(runner::base::write_file_atomic(
-        dir.file(".codspeed.yaml"), std::string_view("benchmarks:\n  - exec: hidden\n")));
+        dir.file(".codspeed.yaml"),
+        std::string_view("benchmarks:\n  - exec: hidden\n")));
     REQUIRE(runner::base::write_file_atomic(
-        dir.file("codspeed.yml"), std::string_view("benchmarks:\n  - exec: codspeed\n")));
+        dir.file("codspeed.yml"),
+        std::string_view("benchmarks:\n  - exec: codspeed\n")));
     auto found = load_exec_config(dir.path());
     REQUIRE(found);
     REQUIRE(found->has_value());
@@ -153,17 +172,20 @@ TEST_SUITE("results") {
 
     REQUIRE(runner::base::write_file_atomic(
         dir.file("runner.yml"),
-        std::string_view("options:\n  working-directory: w\nbenchmarks:\n  - exec: mine\n")));
+        std::string_view("options:\n  working-directory: w\nbenchmarks:\n  - "
+                         "exec: mine\n")));
     found = load_exec_config(dir.path());
     REQUIRE(found);
     CHECK((**found)[0].command[0] == "mine");
     CHECK((**found)[0].working_directory == dir.file("w"));
 
-    REQUIRE(runner::base::write_file_atomic(dir.file("runner.yml"),
-                                            std::string_view("benchmarks:\n  - entrypoint: x\n")));
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("runner.yml"),
+        std::string_view("benchmarks:\n  - entrypoint: x\n")));
     auto bad = load_exec_config(dir.path());
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().message().find(dir.file("runner.yml") + ":2:") != std::string::npos);
+    CHECK(bad.error().message().find(dir.file("runner.yml") + ":2:") !=
+          std::string::npos);
   }
 
   TEST_CASE("exec_targets_json: spec 6.1 shape") {
@@ -175,9 +197,10 @@ TEST_SUITE("results") {
     targets[1].args.warmup_time = "0s";
     targets[1].working_directory = "/w";
     std::string text = exec_targets_json(targets);
-    CHECK(text.rfind(
-              R"([{"command":["sleep","1"],"name":"optional","walltime_args":{"warmup_time":null,"max_time":null,"min_time":null,"max_rounds":5,"min_rounds":null}})",
-              0) == 0);
+    CHECK(
+        text.rfind(
+            R"([{"command":["sleep","1"],"name":"optional","walltime_args":{"warmup_time":null,"max_time":null,"min_time":null,"max_rounds":5,"min_rounds":null}})",
+            0) == 0);
     auto doc = nlohmann::json::parse(text);
     REQUIRE(doc.size() == 2);
     CHECK_FALSE(doc[0].contains("working_directory"));

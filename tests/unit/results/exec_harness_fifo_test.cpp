@@ -5,13 +5,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <doctest/doctest.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <cstdlib>
 #include <memory>
 #include <thread>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <doctest/doctest.h>
 
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
@@ -42,8 +42,8 @@ TEST_SUITE("results") {
     env.push_back("RUNNER_ACK_FIFO=" + options.ack_path);
     env.push_back("CODSPEED_PROFILE_FOLDER=" + dir.file("profile"));
     runner::base::SpawnOptions spawn;
-    spawn.argv = {bin, "--warmup-time", "20ms", "--max-rounds", "4", "--",
-                  "sleep", "0.005"};
+    spawn.argv = {bin,  "--warmup-time", "20ms", "--max-rounds", "4",
+                  "--", "sleep",         "0.005"};
     spawn.env = env;
     auto child = runner::base::ChildProcess::spawn(spawn);
     REQUIRE(child);
@@ -80,8 +80,8 @@ TEST_SUITE("results") {
     // The warmup ran inside the window: the first round starts >= 20 ms in.
     CHECK(data.markers[1].timestamp - data.markers[0].timestamp >= 20'000'000);
     CHECK(data.counters.malformed_frames == 0);
-    auto results = runner::base::read_file(dir.file("profile/results/" +
-                                                    std::to_string(pid) + ".json"));
+    auto results = runner::base::read_file(
+        dir.file("profile/results/" + std::to_string(pid) + ".json"));
     CHECK(results);
     CHECK((*server)->close());
   }

@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <doctest/doctest.h>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "base/child_process.hpp"
@@ -48,9 +48,11 @@ Run run_harness(const TempDir& dir, std::vector<std::string> args,
   env.push_back("RUNNER_CTL_FIFO=" + dir.file("no-such.ctl.fifo"));
   env.push_back("RUNNER_ACK_FIFO=" + dir.file("no-such.ack.fifo"));
   REQUIRE(runner::base::write_file_atomic(dir.file("stdin"), input));
-  runner::base::UniqueFd in(::open(dir.file("stdin").c_str(), O_RDONLY | O_CLOEXEC));
+  runner::base::UniqueFd in(
+      ::open(dir.file("stdin").c_str(), O_RDONLY | O_CLOEXEC));
   runner::base::UniqueFd err(::open(dir.file("stderr").c_str(),
-                                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+                                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                    0644));
   REQUIRE(in);
   REQUIRE(err);
   runner::base::SpawnOptions options;
@@ -72,15 +74,16 @@ Run run_harness(const TempDir& dir, std::vector<std::string> args,
 std::vector<std::string> results_files(const TempDir& dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (auto& e : std::filesystem::directory_iterator(dir.file("profile/results"), ec)) {
+  for (auto& e :
+       std::filesystem::directory_iterator(dir.file("profile/results"), ec)) {
     out.push_back(e.path().filename().string());
   }
   return out;
 }
 
 nlohmann::json read_results(const TempDir& dir, int pid) {
-  auto text = runner::base::read_file(dir.file("profile/results/" +
-                                               std::to_string(pid) + ".json"));
+  auto text = runner::base::read_file(
+      dir.file("profile/results/" + std::to_string(pid) + ".json"));
   REQUIRE_MESSAGE(text, text.error().what());
   auto doc = nlohmann::json::parse(*text, nullptr, false);
   REQUIRE_FALSE(doc.is_discarded());
@@ -97,10 +100,10 @@ void check_schema(const nlohmann::json& doc, int pid) {
     CHECK(b["name"].is_string());
     CHECK(b["uri"].is_string());
     CHECK(b["config"].is_object());
-    for (const char* key : {"min_ns", "max_ns", "mean_ns", "stdev_ns", "q1_ns",
-                            "median_ns", "q3_ns", "total_time", "rounds",
-                            "iqr_outlier_rounds", "stdev_outlier_rounds",
-                            "iter_per_round", "warmup_iters"}) {
+    for (const char* key :
+         {"min_ns", "max_ns", "mean_ns", "stdev_ns", "q1_ns", "median_ns",
+          "q3_ns", "total_time", "rounds", "iqr_outlier_rounds",
+          "stdev_outlier_rounds", "iter_per_round", "warmup_iters"}) {
       INFO(key);
       CHECK(b["stats"][key].is_number());
     }
@@ -167,7 +170,8 @@ TEST_SUITE("results") {
   TEST_CASE("exec-harness: a long name is truncated, the URI is not") {
     TempDir dir;
     std::string arg(1000, 'a');
-    auto r = run_harness(dir, {"--warmup-time", "0", "--max-rounds", "1", "true", arg});
+    auto r = run_harness(
+        dir, {"--warmup-time", "0", "--max-rounds", "1", "true", arg});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     auto doc = read_results(dir, r.pid);
@@ -185,13 +189,15 @@ TEST_SUITE("results") {
 
     // In JSON mode the second, missing command stops the first from running.
     TempDir dir2;
-    auto j = run_harness(dir2, {"-"},
-                         R"([{"command":["true"]},{"command":["no-such-program-xyz"]}])");
+    auto j = run_harness(
+        dir2, {"-"},
+        R"([{"command":["true"]},{"command":["no-such-program-xyz"]}])");
     CHECK(j.exit_code == 127);
     CHECK(results_files(dir2).empty());
   }
 
-  TEST_CASE("exec-harness: a failing command aborts, its stderr shown, no results") {
+  TEST_CASE(
+      "exec-harness: a failing command aborts, its stderr shown, no results") {
     TempDir dir;
     auto r = run_harness(dir, {"--warmup-time", "0", "--max-rounds", "3", "sh",
                                "-c", "echo oops >&2; exit 3"});
@@ -202,9 +208,10 @@ TEST_SUITE("results") {
 
     // A crash in the second benchmark: nothing of the first is written.
     TempDir dir2;
-    auto c = run_harness(dir2, {"-"},
-                         R"([{"command":["true"],"walltime_args":{"max_rounds":2,"warmup_time":"0"}},)"
-                         R"({"command":["sh","-c","kill -SEGV $$"],"walltime_args":{"warmup_time":"0","max_rounds":2}}])");
+    auto c = run_harness(
+        dir2, {"-"},
+        R"([{"command":["true"],"walltime_args":{"max_rounds":2,"warmup_time":"0"}},)"
+        R"({"command":["sh","-c","kill -SEGV $$"],"walltime_args":{"warmup_time":"0","max_rounds":2}}])");
     CHECK(c.exit_code != 0);
     CHECK(c.err.find("SIGSEGV") != std::string::npos);
     CHECK(results_files(dir2).empty());
@@ -223,9 +230,11 @@ TEST_SUITE("results") {
         {{"--max-rounds", "x", "true"}, "", "invalid round count"},
         {{"--max-rounds", "0", "true"}, "", "max_rounds must be at least 1"},
         {{"--warmup-time", "soon", "true"}, "", "invalid warmup_time"},
-        {{"--min-time", "10s", "--max-time", "5s", "true"}, "",
+        {{"--min-time", "10s", "--max-time", "5s", "true"},
+         "",
          "cannot be greater than max_time"},
-        {{"--min-rounds", "9", "--max-rounds", "5", "true"}, "",
+        {{"--min-rounds", "9", "--max-rounds", "5", "true"},
+         "",
          "cannot be greater than max_rounds"},
         {{"--warmup-time", "0"}, "", "missing the command"},
         {{"-"}, "not json", "invalid JSON"},
@@ -233,9 +242,11 @@ TEST_SUITE("results") {
         {{"-"}, "[]", "no benchmarks"},
         {{"-"}, R"([{"command":[]}])", "non-empty array"},
         {{"-"}, R"([{"command":[1]}])", "must hold strings"},
-        {{"-"}, R"([{"command":["true"],"walltime_args":{"max_rounds":-1}}])",
+        {{"-"},
+         R"([{"command":["true"],"walltime_args":{"max_rounds":-1}}])",
          "non-negative integer"},
-        {{"-"}, R"([{"command":["true"],"walltime_args":{"max_time":5}}])",
+        {{"-"},
+         R"([{"command":["true"],"walltime_args":{"max_time":5}}])",
          "must be a string"},
         {{"-"}, R"([{"command":["tr)", "invalid JSON"},
     };
@@ -248,22 +259,26 @@ TEST_SUITE("results") {
     CHECK(results_files(dir).empty());
   }
 
-  TEST_CASE("exec-harness: NODE_OPTIONS gets --perf-basic-prof in the children") {
+  TEST_CASE(
+      "exec-harness: NODE_OPTIONS gets --perf-basic-prof in the children") {
     TempDir dir;
     ::unsetenv("NODE_OPTIONS");
-    auto r = run_harness(dir, {"--warmup-time", "0", "--max-rounds", "1", "sh",
-                               "-c", "test \"$NODE_OPTIONS\" = --perf-basic-prof"});
+    auto r =
+        run_harness(dir, {"--warmup-time", "0", "--max-rounds", "1", "sh", "-c",
+                          "test \"$NODE_OPTIONS\" = --perf-basic-prof"});
     CHECK(r.exit_code == 0);
     ::setenv("NODE_OPTIONS", "--max-old-space-size=64", 1);
     TempDir dir2;
     auto appended = run_harness(
         dir2, {"--warmup-time", "0", "--max-rounds", "1", "sh", "-c",
-               "test \"$NODE_OPTIONS\" = '--max-old-space-size=64 --perf-basic-prof'"});
+               "test \"$NODE_OPTIONS\" = '--max-old-space-size=64 "
+               "--perf-basic-prof'"});
     CHECK(appended.exit_code == 0);
     ::setenv("NODE_OPTIONS", "--perf-basic-prof --x", 1);
     TempDir dir3;
-    auto kept = run_harness(dir3, {"--warmup-time", "0", "--max-rounds", "1", "sh",
-                                   "-c", "test \"$NODE_OPTIONS\" = '--perf-basic-prof --x'"});
+    auto kept = run_harness(
+        dir3, {"--warmup-time", "0", "--max-rounds", "1", "sh", "-c",
+               "test \"$NODE_OPTIONS\" = '--perf-basic-prof --x'"});
     CHECK(kept.exit_code == 0);
     ::unsetenv("NODE_OPTIONS");
   }

@@ -24,7 +24,8 @@ struct FakeBench {
   RoundFn round() {
     return [this]() -> runner::base::Result<Round> {
       ++calls;
-      if (calls == fail_at) return runner::base::Error("command exited with code 3");
+      if (calls == fail_at)
+        return runner::base::Error("command exited with code 3");
       Round r{now, now + round_ns};
       now += round_ns;
       return r;
@@ -114,10 +115,14 @@ TEST_SUITE("results") {
     auto bad = make_loop_config({.warmup_time = "soon"});
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message().find("invalid warmup_time") == 0);
-    CHECK(make_loop_config({.max_time = "-1"}).error().message().find(
-              "invalid max_time") == 0);
-    CHECK(make_loop_config({.min_time = "x"}).error().message().find(
-              "invalid min_time") == 0);
+    CHECK(make_loop_config({.max_time = "-1"})
+              .error()
+              .message()
+              .find("invalid max_time") == 0);
+    CHECK(make_loop_config({.min_time = "x"})
+              .error()
+              .message()
+              .find("invalid min_time") == 0);
 
     auto nothing = make_loop_config({.warmup_time = "0", .max_time = "0"});
     REQUIRE_FALSE(nothing);
@@ -132,15 +137,16 @@ TEST_SUITE("results") {
     // min_time only: (500 + 100) / 100 + 1 = 7.
     CHECK(*rounds_from_warmup(config_of({.min_time = "500ms"}), avg) == 7);
     // both: (min + max) / 2 = (7 + 11) / 2 = 9.
-    CHECK(*rounds_from_warmup(config_of({.max_time = "1s", .min_time = "500ms"}),
-                              avg, &flag) == 9);
+    CHECK(*rounds_from_warmup(
+              config_of({.max_time = "1s", .min_time = "500ms"}), avg, &flag) ==
+          9);
     CHECK_FALSE(flag);
     // min_rounds + max_time: (5 + 11) / 2 = 8.
     CHECK(*rounds_from_warmup(config_of({.max_time = "1s", .min_rounds = 5}),
                               avg) == 8);
     // min = max(min_rounds, from min_time): max(10, 7) = 10.
-    CHECK(*rounds_from_warmup(config_of({.min_time = "500ms", .min_rounds = 10}),
-                              avg) == 10);
+    CHECK(*rounds_from_warmup(
+              config_of({.min_time = "500ms", .min_rounds = 10}), avg) == 10);
     // max = min(max_rounds, from max_time): min(4, 11) = 4.
     CHECK(*rounds_from_warmup(config_of({.max_time = "1s", .max_rounds = 4}),
                               avg) == 4);
@@ -157,10 +163,12 @@ TEST_SUITE("results") {
   }
 
   TEST_CASE("rounds_without_warmup: max preferred, else min, else degraded") {
-    CHECK(rounds_without_warmup(config_of({.warmup_time = "0", .max_rounds = 5,
-                                           .min_rounds = 2})) == 5);
-    CHECK(rounds_without_warmup(config_of({.warmup_time = "0", .min_rounds = 2})) == 2);
-    CHECK(rounds_without_warmup(config_of({.warmup_time = "0"})) == std::nullopt);
+    CHECK(rounds_without_warmup(config_of(
+              {.warmup_time = "0", .max_rounds = 5, .min_rounds = 2})) == 5);
+    CHECK(rounds_without_warmup(
+              config_of({.warmup_time = "0", .min_rounds = 2})) == 2);
+    CHECK(rounds_without_warmup(config_of({.warmup_time = "0"})) ==
+          std::nullopt);
   }
 
   TEST_CASE("run_loop: default options, warmup then rounds cut by max_time") {
@@ -210,25 +218,27 @@ TEST_SUITE("results") {
   TEST_CASE("run_loop: degraded time-only modes") {
     FakeBench a;
     a.round_ns = 30 * kMs;
-    auto max_only = run_loop(config_of({.warmup_time = "0", .max_time = "100ms"}),
-                             a.round(), a.clock());
+    auto max_only =
+        run_loop(config_of({.warmup_time = "0", .max_time = "100ms"}),
+                 a.round(), a.clock());
     REQUIRE(max_only);
     CHECK_FALSE(max_only->planned_rounds);
     CHECK(max_only->rounds.size() == 4);  // 120 ms >= 100 ms
 
     FakeBench b;
     b.round_ns = 30 * kMs;
-    auto min_only = run_loop(config_of({.warmup_time = "0", .min_time = "61ms"}),
-                             b.round(), b.clock());
+    auto min_only =
+        run_loop(config_of({.warmup_time = "0", .min_time = "61ms"}), b.round(),
+                 b.clock());
     REQUIRE(min_only);
     CHECK(min_only->rounds.size() == 3);  // 90 ms >= 61 ms
 
     // max_time has priority over a round target.
     FakeBench c;
     c.round_ns = 30 * kMs;
-    auto both = run_loop(config_of({.warmup_time = "0", .max_time = "100ms",
-                                    .min_rounds = 50}),
-                         c.round(), c.clock());
+    auto both = run_loop(
+        config_of({.warmup_time = "0", .max_time = "100ms", .min_rounds = 50}),
+        c.round(), c.clock());
     REQUIRE(both);
     CHECK(both->rounds.size() == 4);
   }
@@ -244,8 +254,8 @@ TEST_SUITE("results") {
 
     FakeBench warm;
     warm.fail_at = 2;
-    auto in_warmup = run_loop(config_of({.warmup_time = "1s"}), warm.round(),
-                              warm.clock());
+    auto in_warmup =
+        run_loop(config_of({.warmup_time = "1s"}), warm.round(), warm.clock());
     REQUIRE_FALSE(in_warmup);
     CHECK(in_warmup.error().message().find("warmup") != std::string::npos);
   }

@@ -1,10 +1,10 @@
 // Stats and the results JSON, pinned with the spec's numbers (§7.2).
-#include <doctest/doctest.h>
-
 #include <cmath>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
 #include "integrations/results/walltime_results.hpp"
@@ -125,7 +125,8 @@ TEST_SUITE("results") {
     std::vector<uint64_t> rounds{100, 200, 300, 400, 600};
     b.stats = compute_stats(rounds);
     std::vector<runner::results::BenchmarkResult> list{b};
-    std::string text = runner::results::results_json({"exec-harness", "1.3.0", 4242}, list);
+    std::string text =
+        runner::results::results_json({"exec-harness", "1.3.0", 4242}, list);
     CHECK(text.find("\n  \"creator\"") != std::string::npos);  // pretty
     auto doc = nlohmann::json::parse(text);
     CHECK(doc["creator"]["name"] == "exec-harness");
@@ -145,8 +146,9 @@ TEST_SUITE("results") {
       INFO(key);
       CHECK(j["stats"][key].is_number_float());
     }
-    for (const char* key : {"rounds", "iqr_outlier_rounds", "stdev_outlier_rounds",
-                            "iter_per_round", "warmup_iters"}) {
+    for (const char* key :
+         {"rounds", "iqr_outlier_rounds", "stdev_outlier_rounds",
+          "iter_per_round", "warmup_iters"}) {
       INFO(key);
       CHECK(j["stats"][key].is_number_unsigned());
     }
@@ -165,16 +167,20 @@ TEST_SUITE("results") {
     CHECK(*path == dir.file("a/b/results/77.json"));
     auto text = runner::base::read_file(*path);
     REQUIRE(text);
-    CHECK(nlohmann::json::parse(*text)["benchmarks"][0]["uri"] == "exec_harness::x");
+    CHECK(nlohmann::json::parse(*text)["benchmarks"][0]["uri"] ==
+          "exec_harness::x");
     int entries = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir.file("a/b/results"))) {
+    for (auto& e :
+         std::filesystem::directory_iterator(dir.file("a/b/results"))) {
       (void)e;
       ++entries;  // no temporary left behind
     }
     CHECK(entries == 1);
     // A file where the directory should be: a clear error, no crash.
-    REQUIRE(runner::base::write_file_atomic(dir.file("file"), std::string_view("x")));
-    auto bad = runner::results::write_results(dir.file("file/results"), {"t", "1", 1}, list);
+    REQUIRE(runner::base::write_file_atomic(dir.file("file"),
+                                            std::string_view("x")));
+    auto bad = runner::results::write_results(dir.file("file/results"),
+                                              {"t", "1", 1}, list);
     CHECK_FALSE(bad);
   }
 

@@ -1,6 +1,5 @@
 // build_artifacts: dedup by file identity, deterministic keys, per-pid load
 // bias, artifacts on disk, per-file failures counted.
-#include <doctest/doctest.h>
 #include <elf.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -12,6 +11,8 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+
+#include <doctest/doctest.h>
 
 #include "base/fs.hpp"
 #include "symbols/symbols.hpp"
@@ -29,7 +30,8 @@ using testing::shell_quote;
 constexpr uint64_t kPage = 4096;
 
 // Executable mappings the kernel would create for `path` loaded at `base`.
-std::vector<ModuleMapping> mappings_for(const std::string& path, int32_t pid, uint64_t base) {
+std::vector<ModuleMapping> mappings_for(const std::string& path, int32_t pid,
+                                        uint64_t base) {
   auto summary = read_elf_summary(path);
   REQUIRE(summary);
   struct stat st;
@@ -52,7 +54,8 @@ std::vector<ModuleMapping> mappings_for(const std::string& path, int32_t pid, ui
   return out;
 }
 
-void append(std::vector<ModuleMapping>& out, const std::vector<ModuleMapping>& more) {
+void append(std::vector<ModuleMapping>& out,
+            const std::vector<ModuleMapping>& more) {
   out.insert(out.end(), more.begin(), more.end());
 }
 
@@ -73,7 +76,8 @@ ArtifactOptions options_for(const std::string& out_dir, unsigned threads = 0,
 
 bool exists(const std::string& path) { return std::filesystem::exists(path); }
 
-std::vector<std::pair<std::string, std::string>> key_paths(const ArtifactSet& set) {
+std::vector<std::pair<std::string, std::string>> key_paths(
+    const ArtifactSet& set) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const ModuleInfo& m : set.modules) out.emplace_back(m.key, m.path);
   return out;
@@ -81,7 +85,8 @@ std::vector<std::pair<std::string, std::string>> key_paths(const ArtifactSet& se
 
 TEST_SUITE("symbols") {
   TEST_CASE("module key naming") {
-    CHECK(make_module_key(0, "/usr/lib/x86_64-linux-gnu/libc.so.6") == "0__libc.so.6");
+    CHECK(make_module_key(0, "/usr/lib/x86_64-linux-gnu/libc.so.6") ==
+          "0__libc.so.6");
     CHECK(make_module_key(5, "/tmp/jit-12345.so") == "5__jit-12345.so");
     CHECK(make_module_key(2, "bench") == "2__bench");
     CHECK(make_module_key(3, "/dir/") == "3__");
@@ -117,8 +122,8 @@ TEST_SUITE("symbols") {
       CHECK(m.symbol_count == direct->size());
       CHECK(m.symbols_min == direct->front().addr);
       std::string bytes = slurp(out.file(m.key + ".unwind_data"));
-      auto decoded = decode_unwind_data(
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+      auto decoded = decode_unwind_data(std::span<const uint8_t>(
+          reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
       REQUIRE(decoded);
       CHECK(decoded->path == m.path);
       CHECK(decoded->eh_frame == read_unwind_data(m.path, m.path)->eh_frame);
@@ -168,12 +173,15 @@ TEST_SUITE("symbols") {
       }
     }
     for (const ModuleInfo& m : first->modules) {
-      CHECK(slurp(out1.file(m.key + ".symbols.map")) == slurp(out2.file(m.key + ".symbols.map")));
-      CHECK(slurp(out1.file(m.key + ".unwind_data")) == slurp(out2.file(m.key + ".unwind_data")));
+      CHECK(slurp(out1.file(m.key + ".symbols.map")) ==
+            slurp(out2.file(m.key + ".symbols.map")));
+      CHECK(slurp(out1.file(m.key + ".unwind_data")) ==
+            slurp(out2.file(m.key + ".unwind_data")));
     }
   }
 
-  TEST_CASE("same path with two identities gets two keys; unknown identity joins") {
+  TEST_CASE(
+      "same path with two identities gets two keys; unknown identity joins") {
     runner::testing::TempDir out;
     std::vector<ModuleMapping> a = mappings_for(prog_pie(), 1, 0x555555554000);
     std::vector<ModuleMapping> b = a;
@@ -209,7 +217,8 @@ TEST_SUITE("symbols") {
                 no_eh = dir.file("no_eh"), missing = dir.file("missing.so");
     REQUIRE(base::write_file_atomic(text, std::string_view("not an ELF\n")));
     std::string full = slurp(prog_pie());
-    REQUIRE(base::write_file_atomic(cut, std::string_view(full).substr(0, 2000)));
+    REQUIRE(
+        base::write_file_atomic(cut, std::string_view(full).substr(0, 2000)));
     run("objcopy --remove-section=.eh_frame_hdr --remove-section=.eh_frame " +
         shell_quote(prog_pie()) + " " + shell_quote(no_eh));
 
@@ -265,7 +274,8 @@ TEST_SUITE("symbols") {
     CHECK(set->by_pid.count(11) == 0);
   }
 
-  TEST_CASE("this process's real mappings: load bias equals the dynamic loader's") {
+  TEST_CASE(
+      "this process's real mappings: load bias equals the dynamic loader's") {
     // Executable file mappings from /proc/self/maps, as the agent would read
     // them, checked against dl_iterate_phdr's dlpi_addr for every object.
     std::vector<ModuleMapping> mappings;
@@ -275,15 +285,19 @@ TEST_SUITE("symbols") {
       std::istringstream in(line);
       std::string range, perms, offset, dev, inode, path;
       in >> range >> perms >> offset >> dev >> inode >> path;
-      if (perms.find('x') == std::string::npos || path.empty() || path[0] != '/') continue;
+      if (perms.find('x') == std::string::npos || path.empty() ||
+          path[0] != '/')
+        continue;
       ModuleMapping m;
       m.pid = ::getpid();
       m.path = path;
       m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
       m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
       m.pgoff = std::stoull(offset, nullptr, 16);
-      m.dev_major = static_cast<uint32_t>(std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
-      m.dev_minor = static_cast<uint32_t>(std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
+      m.dev_major = static_cast<uint32_t>(
+          std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
+      m.dev_minor = static_cast<uint32_t>(
+          std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
       m.inode = std::stoull(inode);
       mappings.push_back(m);
     }

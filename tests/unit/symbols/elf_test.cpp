@@ -1,7 +1,6 @@
 // ELF reading on real binaries, cross-checked with readelf / eu-addr2line:
 // summary, symbols (§5.5), unwind sections (§5.6), separate debug files,
 // debug info (§5.7), and the system's libc / ld-linux.
-#include <doctest/doctest.h>
 #include <link.h>
 #include <sys/stat.h>
 
@@ -13,6 +12,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "base/fs.hpp"
 #include "symbols/symbols.hpp"
@@ -46,7 +47,8 @@ struct ReadelfSymbol {
 std::vector<ReadelfSymbol> readelf_symbols(const std::string& path) {
   std::vector<ReadelfSymbol> out;
   bool dynsym = false;
-  for (const std::string& line : split_lines(run("readelf -sW " + shell_quote(path)))) {
+  for (const std::string& line :
+       split_lines(run("readelf -sW " + shell_quote(path)))) {
     if (line.find("Symbol table '") != std::string::npos) {
       dynsym = line.find("'.dynsym'") != std::string::npos;
       continue;
@@ -55,7 +57,8 @@ std::vector<ReadelfSymbol> readelf_symbols(const std::string& path) {
     if (f.size() < 7 || f[0].back() != ':' || f[0] == "Num:") continue;
     ReadelfSymbol s;
     s.value = parse_num(f[1], 16);
-    s.size = f[2].rfind("0x", 0) == 0 ? parse_num(f[2], 16) : parse_num(f[2], 10);
+    s.size =
+        f[2].rfind("0x", 0) == 0 ? parse_num(f[2], 16) : parse_num(f[2], 10);
     s.ndx = f[6];
     if (f.size() >= 8) s.name = f[7];
     if (dynsym) s.name = s.name.substr(0, s.name.find('@'));
@@ -68,20 +71,25 @@ struct ReadelfSection {
   uint64_t addr = 0, offset = 0, size = 0;
 };
 
-std::map<std::string, ReadelfSection> readelf_sections(const std::string& path) {
+std::map<std::string, ReadelfSection> readelf_sections(
+    const std::string& path) {
   std::map<std::string, ReadelfSection> out;
-  for (const std::string& line : split_lines(run("readelf -SW " + shell_quote(path)))) {
+  for (const std::string& line :
+       split_lines(run("readelf -SW " + shell_quote(path)))) {
     size_t bracket = line.find(']');
-    if (line.find('[') == std::string::npos || bracket == std::string::npos) continue;
+    if (line.find('[') == std::string::npos || bracket == std::string::npos)
+      continue;
     std::vector<std::string> f = split_ws(line.substr(bracket + 1));
     if (f.size() < 5 || f[0] == "Name") continue;
-    out[f[0]] = ReadelfSection{parse_num(f[2], 16), parse_num(f[3], 16), parse_num(f[4], 16)};
+    out[f[0]] = ReadelfSection{parse_num(f[2], 16), parse_num(f[3], 16),
+                               parse_num(f[4], 16)};
   }
   return out;
 }
 
 std::string readelf_build_id(const std::string& path) {
-  for (const std::string& line : split_lines(run("readelf -nW " + shell_quote(path)))) {
+  for (const std::string& line :
+       split_lines(run("readelf -nW " + shell_quote(path)))) {
     size_t pos = line.find("Build ID: ");
     if (pos != std::string::npos) return line.substr(pos + 10);
   }
@@ -98,7 +106,8 @@ std::string hex(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
-const Symbol* find_symbol(const std::vector<Symbol>& symbols, const std::string& name) {
+const Symbol* find_symbol(const std::vector<Symbol>& symbols,
+                          const std::string& name) {
   for (const Symbol& s : symbols) {
     if (s.name == name) return &s;
   }
@@ -157,14 +166,18 @@ struct StrippedProgram {
     std::filesystem::create_directories(dir.file("work"));
     debug_file = dir.file("work/prog.debug");
     stripped = bin_dir + "/prog";
-    run("objcopy --only-keep-debug " + shell_quote(prog_pie()) + " " + shell_quote(debug_file));
-    run("objcopy --strip-all " + shell_quote(prog_pie()) + " " + shell_quote(stripped));
-    run("objcopy --add-gnu-debuglink=" + shell_quote(debug_file) + " " + shell_quote(stripped));
+    run("objcopy --only-keep-debug " + shell_quote(prog_pie()) + " " +
+        shell_quote(debug_file));
+    run("objcopy --strip-all " + shell_quote(prog_pie()) + " " +
+        shell_quote(stripped));
+    run("objcopy --add-gnu-debuglink=" + shell_quote(debug_file) + " " +
+        shell_quote(stripped));
   }
   void copy_debug_to(const std::string& path) const {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::filesystem::copy_file(debug_file, path,
-                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::create_directories(
+        std::filesystem::path(path).parent_path());
+    std::filesystem::copy_file(
+        debug_file, path, std::filesystem::copy_options::overwrite_existing);
   }
 };
 
@@ -212,9 +225,11 @@ TEST_SUITE("symbols") {
       CHECK(hex(summary->build_id) == readelf_build_id(path));
       CHECK_FALSE(summary->build_id.empty());
       std::vector<uint64_t> load_vaddrs;
-      for (const std::string& line : split_lines(run("readelf -lW " + shell_quote(path)))) {
+      for (const std::string& line :
+           split_lines(run("readelf -lW " + shell_quote(path)))) {
         std::vector<std::string> f = split_ws(line);
-        if (f.size() >= 3 && f[0] == "LOAD") load_vaddrs.push_back(parse_num(f[2], 16));
+        if (f.size() >= 3 && f[0] == "LOAD")
+          load_vaddrs.push_back(parse_num(f[2], 16));
       }
       REQUIRE(summary->loads.size() == load_vaddrs.size());
       for (size_t i = 0; i < load_vaddrs.size(); ++i) {
@@ -268,16 +283,19 @@ TEST_SUITE("symbols") {
       REQUIRE(unwind->eh_frame_hdr.has_value());
       REQUIRE(unwind->eh_frame_hdr_svma.has_value());
       CHECK(*unwind->eh_frame_hdr_svma == Range{hdr.addr, hdr.addr + hdr.size});
-      CHECK(std::string(unwind->eh_frame_hdr->begin(), unwind->eh_frame_hdr->end()) ==
+      CHECK(std::string(unwind->eh_frame_hdr->begin(),
+                        unwind->eh_frame_hdr->end()) ==
             file.substr(hdr.offset, hdr.size));
     }
   }
 
-  TEST_CASE("ELF without .eh_frame_hdr still has unwind data; without .eh_frame none") {
+  TEST_CASE(
+      "ELF without .eh_frame_hdr still has unwind data; without .eh_frame "
+      "none") {
     runner::testing::TempDir dir;
     std::string no_hdr = dir.file("no_hdr"), none = dir.file("none");
-    run("objcopy --remove-section=.eh_frame_hdr " + shell_quote(prog_pie()) + " " +
-        shell_quote(no_hdr));
+    run("objcopy --remove-section=.eh_frame_hdr " + shell_quote(prog_pie()) +
+        " " + shell_quote(no_hdr));
     run("objcopy --remove-section=.eh_frame_hdr --remove-section=.eh_frame " +
         shell_quote(prog_pie()) + " " + shell_quote(none));
     auto unwind = read_unwind_data(no_hdr, no_hdr);
@@ -290,7 +308,8 @@ TEST_SUITE("symbols") {
     CHECK(missing.error().message().find("eh_frame") != std::string::npos);
   }
 
-  TEST_CASE("separate debug file: build-id and debuglink lookups, CRC checked") {
+  TEST_CASE(
+      "separate debug file: build-id and debuglink lookups, CRC checked") {
     StrippedProgram prog;
     auto summary = read_elf_summary(prog.stripped);
     REQUIRE(summary);
@@ -301,29 +320,35 @@ TEST_SUITE("symbols") {
 
     SUBCASE("build-id path") {
       std::string root = prog.dir.file("root");
-      std::string expected = root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      std::string expected = root + "/.build-id/" + id.substr(0, 2) + "/" +
+                             id.substr(2) + ".debug";
       prog.copy_debug_to(expected);
-      auto found = find_debug_file(prog.stripped, *summary, DebugSearch{.roots = {root}});
+      auto found = find_debug_file(prog.stripped, *summary,
+                                   DebugSearch{.roots = {root}});
       REQUIRE(found.has_value());
       CHECK(*found == expected);
       // Missing roots are skipped.
-      found = find_debug_file(prog.stripped, *summary,
-                              DebugSearch{.roots = {prog.dir.file("nope"), root}});
+      found =
+          find_debug_file(prog.stripped, *summary,
+                          DebugSearch{.roots = {prog.dir.file("nope"), root}});
       CHECK(found == expected);
     }
     SUBCASE("debuglink next to the file and in .debug/") {
       DebugSearch none{.roots = {prog.dir.file("nope")}};
       CHECK_FALSE(find_debug_file(prog.stripped, *summary, none).has_value());
       prog.copy_debug_to(prog.bin_dir + "/.debug/prog.debug");
-      CHECK(find_debug_file(prog.stripped, *summary, none) == prog.bin_dir + "/.debug/prog.debug");
+      CHECK(find_debug_file(prog.stripped, *summary, none) ==
+            prog.bin_dir + "/.debug/prog.debug");
       prog.copy_debug_to(prog.bin_dir + "/prog.debug");
-      CHECK(find_debug_file(prog.stripped, *summary, none) == prog.bin_dir + "/prog.debug");
+      CHECK(find_debug_file(prog.stripped, *summary, none) ==
+            prog.bin_dir + "/prog.debug");
     }
     SUBCASE("debuglink under a debug root") {
       std::string root = prog.dir.file("root2");
       std::string expected = root + prog.bin_dir + "/prog.debug";
       prog.copy_debug_to(expected);
-      CHECK(find_debug_file(prog.stripped, *summary, DebugSearch{.roots = {root}}) == expected);
+      CHECK(find_debug_file(prog.stripped, *summary,
+                            DebugSearch{.roots = {root}}) == expected);
     }
     SUBCASE("wrong CRC is rejected") {
       std::string bad = prog.bin_dir + "/prog.debug";
@@ -332,7 +357,9 @@ TEST_SUITE("symbols") {
         std::ofstream out(bad, std::ios::app | std::ios::binary);
         out << "x";
       }
-      CHECK_FALSE(find_debug_file(prog.stripped, *summary, DebugSearch{.roots = {}}).has_value());
+      CHECK_FALSE(
+          find_debug_file(prog.stripped, *summary, DebugSearch{.roots = {}})
+              .has_value());
     }
   }
 
@@ -343,7 +370,8 @@ TEST_SUITE("symbols") {
 
     auto id = hex(read_elf_summary(prog.stripped)->build_id);
     std::string root = prog.dir.file("root");
-    prog.copy_debug_to(root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    prog.copy_debug_to(root + "/.build-id/" + id.substr(0, 2) + "/" +
+                       id.substr(2) + ".debug");
     auto merged = read_symbols(prog.stripped, DebugSearch{.roots = {root}});
     REQUIRE(merged);
     auto full = read_symbols(prog_pie(), kNoDebugRoots);
@@ -365,8 +393,8 @@ TEST_SUITE("symbols") {
       if (!b.count(e)) only_merged += " " + e.second;
     for (const auto& e : b)
       if (!a.count(e)) only_full += " " + e.second;
-    INFO("only in stripped+debug:", only_merged, "\nonly in unstripped:",
-         only_full);
+    INFO("only in stripped+debug:", only_merged,
+         "\nonly in unstripped:", only_full);
     CHECK(a == b);
 
     // Same through the debuglink (no build-id tree).
@@ -383,7 +411,8 @@ TEST_SUITE("symbols") {
       CAPTURE(path);
       auto symbols = read_symbols(path, kNoDebugRoots);
       REQUIRE(symbols);
-      auto info = read_debug_info(path, "/recorded/prog", *symbols, kNoDebugRoots);
+      auto info =
+          read_debug_info(path, "/recorded/prog", *symbols, kNoDebugRoots);
       REQUIRE(info);
       CHECK(info->object_path == "/recorded/prog");
       const DebugInfoEntry* entry = nullptr;
@@ -396,9 +425,12 @@ TEST_SUITE("symbols") {
       CHECK(*entry->line == static_cast<uint32_t>(expected_line));
       // Same answer from eu-addr2line.
       char addr[32];
-      std::snprintf(addr, sizeof(addr), "0x%llx", static_cast<unsigned long long>(entry->addr));
-      std::string reference = run("eu-addr2line -e " + shell_quote(path) + " " + addr);
-      CHECK(reference.rfind(entry->file + ":" + std::to_string(*entry->line), 0) == 0);
+      std::snprintf(addr, sizeof(addr), "0x%llx",
+                    static_cast<unsigned long long>(entry->addr));
+      std::string reference =
+          run("eu-addr2line -e " + shell_quote(path) + " " + addr);
+      CHECK(reference.rfind(entry->file + ":" + std::to_string(*entry->line),
+                            0) == 0);
       // Bounds and order.
       for (size_t i = 1; i < info->entries.size(); ++i) {
         CHECK(info->entries[i - 1].addr <= info->entries[i].addr);
@@ -418,7 +450,8 @@ TEST_SUITE("symbols") {
     std::string command = "eu-addr2line -a -i -e " + shell_quote(path);
     for (const DebugInfoEntry& e : info->entries) {
       char addr[32];
-      std::snprintf(addr, sizeof(addr), " 0x%llx", static_cast<unsigned long long>(e.addr));
+      std::snprintf(addr, sizeof(addr), " 0x%llx",
+                    static_cast<unsigned long long>(e.addr));
       command += addr;
     }
     // Output: "0x<addr>" then one "file:line[:col]" per frame, innermost
@@ -438,11 +471,14 @@ TEST_SUITE("symbols") {
       std::string expected = outermost[i];
       // Drop the column: "file:line:col" -> "file:line".
       size_t last = expected.rfind(':');
-      size_t prev = last == std::string::npos ? last : expected.rfind(':', last - 1);
+      size_t prev =
+          last == std::string::npos ? last : expected.rfind(':', last - 1);
       if (prev != std::string::npos) expected = expected.substr(0, last);
-      std::string ours = e.file + ":" + (e.line ? std::to_string(*e.line) : "0");
+      std::string ours =
+          e.file + ":" + (e.line ? std::to_string(*e.line) : "0");
       CHECK_MESSAGE(ours == expected, e.name);
-      if (e.name == "_ZNK4demo11Accumulator5totalEv" || e.name == "_ZN4demo11Accumulator3addEi") {
+      if (e.name == "_ZNK4demo11Accumulator5totalEv" ||
+          e.name == "_ZN4demo11Accumulator3addEi") {
         ++inlined_seen;
       }
     }
@@ -454,7 +490,8 @@ TEST_SUITE("symbols") {
     prog.copy_debug_to(prog.bin_dir + "/.debug/prog.debug");
     auto symbols = read_symbols(prog.stripped, kNoDebugRoots);
     REQUIRE(symbols);
-    auto info = read_debug_info(prog.stripped, prog.stripped, *symbols, kNoDebugRoots);
+    auto info =
+        read_debug_info(prog.stripped, prog.stripped, *symbols, kNoDebugRoots);
     REQUIRE(info);
     bool found = false;
     for (const DebugInfoEntry& e : info->entries) {
@@ -466,7 +503,8 @@ TEST_SUITE("symbols") {
     CHECK(found);
     // Without the debug file there is no DWARF at all.
     std::filesystem::remove(prog.bin_dir + "/.debug/prog.debug");
-    CHECK_FALSE(read_debug_info(prog.stripped, prog.stripped, *symbols, kNoDebugRoots));
+    CHECK_FALSE(
+        read_debug_info(prog.stripped, prog.stripped, *symbols, kNoDebugRoots));
   }
 
   TEST_CASE("system libc.so.6 and ld-linux") {
@@ -510,20 +548,25 @@ TEST_SUITE("symbols") {
 
   TEST_CASE("bad files give errors, not crashes") {
     runner::testing::TempDir dir;
-    std::string text = dir.file("text"), empty = dir.file("empty"), cut = dir.file("cut");
-    REQUIRE(base::write_file_atomic(text, std::string_view("hello, not an ELF\n")));
+    std::string text = dir.file("text"), empty = dir.file("empty"),
+                cut = dir.file("cut");
+    REQUIRE(
+        base::write_file_atomic(text, std::string_view("hello, not an ELF\n")));
     REQUIRE(base::write_file_atomic(empty, std::string_view("")));
     std::string full = slurp(prog_pie());
     CHECK_FALSE(read_symbols(text, kNoDebugRoots));
     CHECK_FALSE(read_symbols(empty, kNoDebugRoots));
     CHECK_FALSE(read_symbols(dir.file("missing"), kNoDebugRoots));
-    CHECK(read_symbols(dir.file("missing"), kNoDebugRoots).error().code() == ENOENT);
+    CHECK(read_symbols(dir.file("missing"), kNoDebugRoots).error().code() ==
+          ENOENT);
     CHECK_FALSE(read_elf_summary(dir.path()));
     // Every prefix of a real ELF either parses consistently or fails cleanly.
-    for (size_t len : {size_t{1}, size_t{4}, size_t{16}, size_t{63}, size_t{64}, size_t{200},
-                       size_t{1000}, size_t{4096}, full.size() / 2, full.size() - 1}) {
+    for (size_t len :
+         {size_t{1}, size_t{4}, size_t{16}, size_t{63}, size_t{64}, size_t{200},
+          size_t{1000}, size_t{4096}, full.size() / 2, full.size() - 1}) {
       CAPTURE(len);
-      REQUIRE(base::write_file_atomic(cut, std::string_view(full).substr(0, len)));
+      REQUIRE(
+          base::write_file_atomic(cut, std::string_view(full).substr(0, len)));
       auto summary = read_elf_summary(cut);
       CHECK_FALSE(summary);
       CHECK_FALSE(read_symbols(cut, kNoDebugRoots));

@@ -1,7 +1,7 @@
 // symbols.map text format.
-#include <doctest/doctest.h>
-
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "symbols/symbols.hpp"
 

@@ -13,7 +13,8 @@ namespace runner::symbols::testing {
 
 inline std::string env_path(const char* name) {
   const char* value = std::getenv(name);
-  REQUIRE_MESSAGE(value != nullptr, name, " must be set (run through meson test)");
+  REQUIRE_MESSAGE(value != nullptr, name,
+                  " must be set (run through meson test)");
   return value;
 }
 

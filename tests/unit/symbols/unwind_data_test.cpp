@@ -1,9 +1,9 @@
 // UnwindData bincode: byte-exact V4 fixture of spec §4.4, V3 upgrade, V1/V2
 // rejection, truncation at every cut.
-#include <doctest/doctest.h>
-
 #include <cstdint>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "symbols/symbols.hpp"
 
@@ -14,13 +14,13 @@ namespace {
 const std::vector<uint8_t> kV4Fixture = {
     0x03, 0x00, 0x00, 0x00,                          // V4
     0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // path length 12
-    '/',  'l',  'i',  'b',  '/',  't',  'e',  's',  't',  '.', 's', 'o',
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // base_svma 0
+    '/',  'l',  'i',  'b',  '/',  't',  'e',  's',  't',  '.',
+    's',  'o',  0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // base_svma 0
     0x00,                                            // eh_frame_hdr None
     0x00,                                            // eh_frame_hdr_svma None
     0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // eh_frame length 4
-    0x05, 0x06, 0x07, 0x08,
-    0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // eh_frame_svma 0x200..
+    0x05, 0x06, 0x07, 0x08, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00,                                      // eh_frame_svma 0x200..
     0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // ..0x300
 };
 
@@ -164,8 +164,9 @@ TEST_SUITE("symbols") {
     }
     std::vector<uint8_t> v3 = v3_fixture();
     for (size_t cut = 0; cut < v3.size(); ++cut) {
-      CHECK_MESSAGE(!decode_unwind_data(std::span<const uint8_t>(v3.data(), cut)),
-                    "v3 cut at ", cut);
+      CHECK_MESSAGE(
+          !decode_unwind_data(std::span<const uint8_t>(v3.data(), cut)),
+          "v3 cut at ", cut);
     }
   }
 

@@ -136,8 +136,9 @@ TEST_SUITE("profiler") {
     CHECK(t.stats().forks == 4);
   }
 
-  TEST_CASE("tracker: an announced fork of an untracked parent inherits "
-            "its mappings") {
+  TEST_CASE(
+      "tracker: an announced fork of an untracked parent inherits "
+      "its mappings") {
     runner::testing::TempDir dir;
     File a = make_file(dir, "a");
     MappingTracker t(PidFilterMode::kTracked, {101});

@@ -13,7 +13,8 @@ __attribute__((noinline)) static void exec_target_work(long ms) {
     for (int i = 0; i < 100000; ++i) exec_sink = exec_sink * 3 + 1;
     clock_gettime(CLOCK_MONOTONIC, &now);
   } while ((now.tv_sec - start.tv_sec) * 1000 +
-               (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+               (now.tv_nsec - start.tv_nsec) / 1000000 <
+           ms);
 }
 
 int main(int argc, char** argv) {

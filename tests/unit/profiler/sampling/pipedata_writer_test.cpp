@@ -1,107 +1,108 @@
-#include <doctest/doctest.h>
+#include "profiler/pipedata_writer.hpp"
 
 #include <cstring>
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "base/fs.hpp"
 #include "profiler/perf_format.hpp"
-#include "profiler/pipedata_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace runner::profiler {
 
 TEST_SUITE("profiler") {
+  TEST_CASE("FeatureBuilder strings are length-prefixed and padded to 8") {
+    FeatureBuilder builder;
+    builder.add_string("x86_64");
+    const auto& bytes = builder.bytes();
+    REQUIRE(bytes.size() == 4 + 8);
+    uint32_t len = 0;
+    std::memcpy(&len, bytes.data(), 4);
+    CHECK(len == 8);
+    CHECK(std::string(reinterpret_cast<const char*>(bytes.data() + 4)) ==
+          "x86_64");
+    FeatureBuilder exact;
+    exact.add_string("1234567");  // 7 + NUL = 8
+    CHECK(exact.bytes().size() == 12);
+    FeatureBuilder longer;
+    longer.add_string("12345678");  // 8 + NUL -> 16
+    CHECK(longer.bytes().size() == 20);
+    longer.align();
+    CHECK(longer.bytes().size() == 24);
+  }
 
-TEST_CASE("FeatureBuilder strings are length-prefixed and padded to 8") {
-  FeatureBuilder builder;
-  builder.add_string("x86_64");
-  const auto& bytes = builder.bytes();
-  REQUIRE(bytes.size() == 4 + 8);
-  uint32_t len = 0;
-  std::memcpy(&len, bytes.data(), 4);
-  CHECK(len == 8);
-  CHECK(std::string(reinterpret_cast<const char*>(bytes.data() + 4)) ==
-        "x86_64");
-  FeatureBuilder exact;
-  exact.add_string("1234567");  // 7 + NUL = 8
-  CHECK(exact.bytes().size() == 12);
-  FeatureBuilder longer;
-  longer.add_string("12345678");  // 8 + NUL -> 16
-  CHECK(longer.bytes().size() == 20);
-  longer.align();
-  CHECK(longer.bytes().size() == 24);
-}
+  TEST_CASE("PipedataWriter layout: pipe header, attr with ids, feature") {
+    runner::testing::TempDir dir;
+    auto writer = PipedataWriter::create(dir.file("out"), 64);
+    REQUIRE(writer);
+    writer->write_pipe_header();
+    perf_event_attr attr{};
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.size = 64;  // overridden: perf 6.1 needs 128
+    const uint64_t ids[] = {7, 9};
+    writer->write_attr(attr, ids);
+    FeatureBuilder nr;
+    nr.add_u32(2).add_u32(2);
+    writer->write_feature(perf_format::kFeatNrCpus, nr.bytes());
+    writer->write_finished_round();
+    // Larger than the 64-byte buffer: written straight through.
+    std::string big(200, 'x');
+    writer->write_bytes(big.data(), big.size());
+    REQUIRE(writer->close());
+    auto data = base::read_file(dir.file("out"));
+    REQUIRE(data);
+    const size_t attr_record = 8 + perf_format::kAttrSize + 16;
+    REQUIRE(data->size() == 16 + attr_record + 24 + 8 + 200);
+    CHECK(writer->bytes_written() == data->size());
+    CHECK(data->compare(0, 8, "PERFILE2") == 0);
+    uint64_t header_size = 0;
+    std::memcpy(&header_size, data->data() + 8, 8);
+    CHECK(header_size == 16);
+    perf_event_header header{};
+    std::memcpy(&header, data->data() + 16, sizeof(header));
+    CHECK(header.type == perf_format::kHeaderAttr);
+    CHECK(header.size == attr_record);
+    perf_event_attr read_back{};
+    std::memcpy(&read_back, data->data() + 24, perf_format::kAttrSize);
+    CHECK(read_back.size == perf_format::kAttrSize);
+    uint64_t id1 = 0;
+    std::memcpy(&id1, data->data() + 24 + perf_format::kAttrSize + 8, 8);
+    CHECK(id1 == 9);
+    std::memcpy(&header, data->data() + 16 + attr_record, sizeof(header));
+    CHECK(header.type == perf_format::kHeaderFeature);
+    CHECK(header.size == 24);
+    uint64_t feat = 0;
+    std::memcpy(&feat, data->data() + 16 + attr_record + 8, 8);
+    CHECK(feat == perf_format::kFeatNrCpus);
+    std::memcpy(&header, data->data() + 16 + attr_record + 24, sizeof(header));
+    CHECK(header.type == perf_format::kFinishedRound);
+    CHECK(header.size == 8);
+  }
 
-TEST_CASE("PipedataWriter layout: pipe header, attr with ids, feature") {
-  runner::testing::TempDir dir;
-  auto writer = PipedataWriter::create(dir.file("out"), 64);
-  REQUIRE(writer);
-  writer->write_pipe_header();
-  perf_event_attr attr{};
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.size = 64;  // overridden: perf 6.1 needs 128
-  const uint64_t ids[] = {7, 9};
-  writer->write_attr(attr, ids);
-  FeatureBuilder nr;
-  nr.add_u32(2).add_u32(2);
-  writer->write_feature(perf_format::kFeatNrCpus, nr.bytes());
-  writer->write_finished_round();
-  // Larger than the 64-byte buffer: written straight through.
-  std::string big(200, 'x');
-  writer->write_bytes(big.data(), big.size());
-  REQUIRE(writer->close());
-  auto data = base::read_file(dir.file("out"));
-  REQUIRE(data);
-  const size_t attr_record = 8 + perf_format::kAttrSize + 16;
-  REQUIRE(data->size() == 16 + attr_record + 24 + 8 + 200);
-  CHECK(writer->bytes_written() == data->size());
-  CHECK(data->compare(0, 8, "PERFILE2") == 0);
-  uint64_t header_size = 0;
-  std::memcpy(&header_size, data->data() + 8, 8);
-  CHECK(header_size == 16);
-  perf_event_header header{};
-  std::memcpy(&header, data->data() + 16, sizeof(header));
-  CHECK(header.type == perf_format::kHeaderAttr);
-  CHECK(header.size == attr_record);
-  perf_event_attr read_back{};
-  std::memcpy(&read_back, data->data() + 24, perf_format::kAttrSize);
-  CHECK(read_back.size == perf_format::kAttrSize);
-  uint64_t id1 = 0;
-  std::memcpy(&id1, data->data() + 24 + perf_format::kAttrSize + 8, 8);
-  CHECK(id1 == 9);
-  std::memcpy(&header, data->data() + 16 + attr_record, sizeof(header));
-  CHECK(header.type == perf_format::kHeaderFeature);
-  CHECK(header.size == 24);
-  uint64_t feat = 0;
-  std::memcpy(&feat, data->data() + 16 + attr_record + 8, 8);
-  CHECK(feat == perf_format::kFeatNrCpus);
-  std::memcpy(&header, data->data() + 16 + attr_record + 24, sizeof(header));
-  CHECK(header.type == perf_format::kFinishedRound);
-  CHECK(header.size == 8);
-}
+  TEST_CASE("PipedataWriter keeps the first write error and drops the rest") {
+    auto writer = PipedataWriter::create("/dev/full", 16);
+    REQUIRE(writer);
+    std::string chunk(40, 'y');
+    writer->write_bytes(chunk.data(), chunk.size());
+    CHECK(writer->failed());
+    CHECK(writer->error().find("No space left") != std::string::npos);
+    writer->write_bytes(chunk.data(), 8);
+    writer->flush();
+    CHECK(writer->bytes_dropped() == 48);
+    CHECK(writer->bytes_written() == 0);
+    auto closed = writer->close();
+    CHECK_FALSE(closed);
+    CHECK(closed.error().message().find("No space left") != std::string::npos);
+  }
 
-TEST_CASE("PipedataWriter keeps the first write error and drops the rest") {
-  auto writer = PipedataWriter::create("/dev/full", 16);
-  REQUIRE(writer);
-  std::string chunk(40, 'y');
-  writer->write_bytes(chunk.data(), chunk.size());
-  CHECK(writer->failed());
-  CHECK(writer->error().find("No space left") != std::string::npos);
-  writer->write_bytes(chunk.data(), 8);
-  writer->flush();
-  CHECK(writer->bytes_dropped() == 48);
-  CHECK(writer->bytes_written() == 0);
-  auto closed = writer->close();
-  CHECK_FALSE(closed);
-  CHECK(closed.error().message().find("No space left") != std::string::npos);
-}
-
-TEST_CASE("PipedataWriter::create reports the path") {
-  auto writer = PipedataWriter::create("/nonexistent-dir/x");
-  REQUIRE_FALSE(writer);
-  CHECK(writer.error().what().find("/nonexistent-dir/x") != std::string::npos);
-  CHECK(writer.error().code() == ENOENT);
-}
+  TEST_CASE("PipedataWriter::create reports the path") {
+    auto writer = PipedataWriter::create("/nonexistent-dir/x");
+    REQUIRE_FALSE(writer);
+    CHECK(writer.error().what().find("/nonexistent-dir/x") !=
+          std::string::npos);
+    CHECK(writer.error().code() == ENOENT);
+  }
 
 }  // TEST_SUITE
 }  // namespace runner::profiler

@@ -1,6 +1,7 @@
 // RingBuffer on a memfd laid out like a perf mmap (metadata page + data), so
 // wrap-around and malformed headers can be produced at will.
-#include <doctest/doctest.h>
+#include "profiler/ring_buffer.hpp"
+
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,9 +10,10 @@
 #include <cstring>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "base/mapped_region.hpp"
 #include "base/unique_fd.hpp"
-#include "profiler/ring_buffer.hpp"
 
 namespace runner::profiler {
 namespace {
@@ -53,82 +55,80 @@ struct FakeKernel {
 }  // namespace
 
 TEST_SUITE("profiler") {
-
-TEST_CASE("RingBuffer hands wrapped records over contiguously") {
-  FakeKernel kernel(2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
-  auto ring = RingBuffer::map(kernel.fd.get(), kernel.data_size);
-  REQUIRE(ring);
-  const uint64_t size = kernel.data_size;
-  uint64_t seen_total = 0;
-  // Fill and drain repeatedly with odd sizes so records straddle the end
-  // of the buffer, and headers themselves get split.
-  for (int round = 0; round < 50; ++round) {
-    std::vector<uint16_t> sizes;
-    uint64_t used = 0;
-    for (uint16_t s = 24 + static_cast<uint16_t>(round * 8);
-         used + s <= size / 2; s = static_cast<uint16_t>(s + 40)) {
-      kernel.push(PERF_RECORD_SAMPLE, s, static_cast<uint8_t>(s & 0xff));
-      sizes.push_back(s);
-      used += s;
+  TEST_CASE("RingBuffer hands wrapped records over contiguously") {
+    FakeKernel kernel(2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    auto ring = RingBuffer::map(kernel.fd.get(), kernel.data_size);
+    REQUIRE(ring);
+    const uint64_t size = kernel.data_size;
+    uint64_t seen_total = 0;
+    // Fill and drain repeatedly with odd sizes so records straddle the end
+    // of the buffer, and headers themselves get split.
+    for (int round = 0; round < 50; ++round) {
+      std::vector<uint16_t> sizes;
+      uint64_t used = 0;
+      for (uint16_t s = 24 + static_cast<uint16_t>(round * 8);
+           used + s <= size / 2; s = static_cast<uint16_t>(s + 40)) {
+        kernel.push(PERF_RECORD_SAMPLE, s, static_cast<uint8_t>(s & 0xff));
+        sizes.push_back(s);
+        used += s;
+      }
+      size_t index = 0;
+      uint64_t drained = ring->drain([&](std::span<const uint8_t> record) {
+        REQUIRE(index < sizes.size());
+        CHECK(record.size() == sizes[index]);
+        perf_event_header header;
+        std::memcpy(&header, record.data(), sizeof(header));
+        CHECK(header.type == PERF_RECORD_SAMPLE);
+        bool filled = true;
+        for (size_t i = sizeof(header); i < record.size(); ++i)
+          filled = filled && record[i] == (sizes[index] & 0xff);
+        CHECK(filled);
+        ++index;
+      });
+      CHECK(drained == sizes.size());
+      seen_total += drained;
+      CHECK(kernel.meta()->data_tail == kernel.head);
     }
-    size_t index = 0;
-    uint64_t drained = ring->drain([&](std::span<const uint8_t> record) {
-      REQUIRE(index < sizes.size());
-      CHECK(record.size() == sizes[index]);
-      perf_event_header header;
-      std::memcpy(&header, record.data(), sizeof(header));
-      CHECK(header.type == PERF_RECORD_SAMPLE);
-      bool filled = true;
-      for (size_t i = sizeof(header); i < record.size(); ++i)
-        filled = filled && record[i] == (sizes[index] & 0xff);
-      CHECK(filled);
-      ++index;
-    });
-    CHECK(drained == sizes.size());
-    seen_total += drained;
-    CHECK(kernel.meta()->data_tail == kernel.head);
+    CHECK(seen_total > 100);
+    CHECK(kernel.head > 10 * size);  // wrapped many times
+    CHECK(ring->bad_records() == 0);
   }
-  CHECK(seen_total > 100);
-  CHECK(kernel.head > 10 * size);  // wrapped many times
-  CHECK(ring->bad_records() == 0);
-}
 
-TEST_CASE("RingBuffer skips an impossible header instead of stalling") {
-  FakeKernel kernel(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
-  auto ring = RingBuffer::map(kernel.fd.get(), kernel.data_size);
-  REQUIRE(ring);
-  kernel.push(PERF_RECORD_SAMPLE, 32, 1);
-  kernel.push(PERF_RECORD_SAMPLE, 4, 2);  // size < header: impossible
-  kernel.push(PERF_RECORD_SAMPLE, 32, 3);
-  uint64_t drained = ring->drain([](std::span<const uint8_t>) {});
-  CHECK(drained == 1);
-  CHECK(ring->bad_records() == 1);
-  CHECK(kernel.meta()->data_tail == kernel.head);
-  // A header claiming more bytes than published.
-  kernel.push(PERF_RECORD_SAMPLE, 16, 4);
-  uint64_t head = kernel.head;
-  perf_event_header big{PERF_RECORD_SAMPLE, 0, 64};
-  std::memcpy(kernel.data() + (head & (kernel.data_size - 1)), &big,
-              sizeof(big));
-  kernel.head += 8;
-  __atomic_store_n(&kernel.meta()->data_head, kernel.head, __ATOMIC_RELEASE);
-  drained = ring->drain([](std::span<const uint8_t>) {});
-  CHECK(drained == 1);
-  CHECK(ring->bad_records() == 2);
-  // Afterwards the buffer works again.
-  kernel.push(PERF_RECORD_MMAP2, 40, 5);
-  drained = ring->drain([](std::span<const uint8_t> record) {
-    CHECK(record.size() == 40);
-  });
-  CHECK(drained == 1);
-}
+  TEST_CASE("RingBuffer skips an impossible header instead of stalling") {
+    FakeKernel kernel(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    auto ring = RingBuffer::map(kernel.fd.get(), kernel.data_size);
+    REQUIRE(ring);
+    kernel.push(PERF_RECORD_SAMPLE, 32, 1);
+    kernel.push(PERF_RECORD_SAMPLE, 4, 2);  // size < header: impossible
+    kernel.push(PERF_RECORD_SAMPLE, 32, 3);
+    uint64_t drained = ring->drain([](std::span<const uint8_t>) {});
+    CHECK(drained == 1);
+    CHECK(ring->bad_records() == 1);
+    CHECK(kernel.meta()->data_tail == kernel.head);
+    // A header claiming more bytes than published.
+    kernel.push(PERF_RECORD_SAMPLE, 16, 4);
+    uint64_t head = kernel.head;
+    perf_event_header big{PERF_RECORD_SAMPLE, 0, 64};
+    std::memcpy(kernel.data() + (head & (kernel.data_size - 1)), &big,
+                sizeof(big));
+    kernel.head += 8;
+    __atomic_store_n(&kernel.meta()->data_head, kernel.head, __ATOMIC_RELEASE);
+    drained = ring->drain([](std::span<const uint8_t>) {});
+    CHECK(drained == 1);
+    CHECK(ring->bad_records() == 2);
+    // Afterwards the buffer works again.
+    kernel.push(PERF_RECORD_MMAP2, 40, 5);
+    drained = ring->drain(
+        [](std::span<const uint8_t> record) { CHECK(record.size() == 40); });
+    CHECK(drained == 1);
+  }
 
-TEST_CASE("RingBuffer::map rejects sizes that are not power-of-two pages") {
-  FakeKernel kernel(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
-  CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 3 * kernel.page));
-  CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 100));
-  CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 0));
-}
+  TEST_CASE("RingBuffer::map rejects sizes that are not power-of-two pages") {
+    FakeKernel kernel(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 3 * kernel.page));
+    CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 100));
+    CHECK_FALSE(RingBuffer::map(kernel.fd.get(), 0));
+  }
 
 }  // TEST_SUITE
 }  // namespace runner::profiler

@@ -1,6 +1,7 @@
 // Sampler tests: real perf_event_open on real children, with Debian's perf
 // 6.1 reading our perf.pipedata as the cross-check.
-#include <doctest/doctest.h>
+#include "profiler/sampler.hpp"
+
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -21,12 +22,13 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "profiler/perf_event.hpp"
 #include "profiler/perf_format.hpp"
 #include "profiler/probe.hpp"
-#include "profiler/sampler.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace runner::profiler {
@@ -211,477 +213,484 @@ const char* kExecTarget = SAMPLING_EXEC_TARGET;
 }  // namespace
 
 TEST_SUITE("profiler") {
-
-TEST_CASE("validate_options rejects bad sizes and events") {
-  SamplerOptions options;
-  CHECK(validate_options(options));
-  for (uint32_t bad : {0u, 65536u, 1001u, 4u, 70000u}) {
-    options.stack_size = bad;
+  TEST_CASE("validate_options rejects bad sizes and events") {
+    SamplerOptions options;
+    CHECK(validate_options(options));
+    for (uint32_t bad : {0u, 65536u, 1001u, 4u, 70000u}) {
+      options.stack_size = bad;
+      auto status = validate_options(options);
+      CHECK_FALSE(status);
+      CHECK(status.error().message().find("stack size") != std::string::npos);
+    }
+    options.stack_size = 65528;
+    CHECK(validate_options(options));
+    options.stack_size = 8;
+    CHECK(validate_options(options));
+    // Frame-pointer mode ignores the stack size.
+    options.stack_size = 0;
+    options.call_graph = CallGraphMode::kFramePointer;
+    CHECK(validate_options(options));
+    options = SamplerOptions{};
+    options.frequency = 0;
+    CHECK_FALSE(validate_options(options));
+    options = SamplerOptions{};
+    for (uint64_t bad : {uint64_t{100}, uint64_t{4096 * 3}, uint64_t{6000}}) {
+      options.mmap_size = bad;
+      CHECK_FALSE(validate_options(options));
+    }
+    options.mmap_size = 4096 * 4;
+    CHECK(validate_options(options));
+    options = SamplerOptions{};
+    options.event = "instructions";
     auto status = validate_options(options);
     CHECK_FALSE(status);
-    CHECK(status.error().message().find("stack size") != std::string::npos);
+    CHECK(status.error().message().find("instructions") != std::string::npos);
+    for (const char* good : {"auto", "cycles", "cpu-clock", "task-clock"}) {
+      options.event = good;
+      CHECK(validate_options(options));
+    }
   }
-  options.stack_size = 65528;
-  CHECK(validate_options(options));
-  options.stack_size = 8;
-  CHECK(validate_options(options));
-  // Frame-pointer mode ignores the stack size.
-  options.stack_size = 0;
-  options.call_graph = CallGraphMode::kFramePointer;
-  CHECK(validate_options(options));
-  options = SamplerOptions{};
-  options.frequency = 0;
-  CHECK_FALSE(validate_options(options));
-  options = SamplerOptions{};
-  for (uint64_t bad : {uint64_t{100}, uint64_t{4096 * 3}, uint64_t{6000}}) {
-    options.mmap_size = bad;
-    CHECK_FALSE(validate_options(options));
+
+  TEST_CASE("parse_cpu_list") {
+    auto cpus = parse_cpu_list("0-3,5,7-8\n");
+    REQUIRE(cpus);
+    CHECK(*cpus == std::vector<int>{0, 1, 2, 3, 5, 7, 8});
+    CHECK(*parse_cpu_list("0") == std::vector<int>{0});
+    CHECK_FALSE(parse_cpu_list(""));
+    CHECK_FALSE(parse_cpu_list("3-1"));
+    CHECK_FALSE(parse_cpu_list("a"));
+    CHECK_FALSE(parse_cpu_list("1,,2"));
+    CHECK_FALSE(parse_cpu_list("0-99999999"));
+    auto online = online_cpus();
+    REQUIRE(online);
+    CHECK(online->size() ==
+          static_cast<size_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
   }
-  options.mmap_size = 4096 * 4;
-  CHECK(validate_options(options));
-  options = SamplerOptions{};
-  options.event = "instructions";
-  auto status = validate_options(options);
-  CHECK_FALSE(status);
-  CHECK(status.error().message().find("instructions") != std::string::npos);
-  for (const char* good : {"auto", "cycles", "cpu-clock", "task-clock"}) {
-    options.event = good;
-    CHECK(validate_options(options));
+
+  TEST_CASE("explain_open_error names the fix") {
+    std::string text = explain_open_error(EACCES);
+    CHECK(text.find("perf_event_paranoid") != std::string::npos);
+    CHECK(text.find("sysctl -w kernel.perf_event_paranoid=") !=
+          std::string::npos);
+    CHECK(text.find("CAP_PERFMON") != std::string::npos);
+    CHECK(text.find("seccomp") != std::string::npos);
+    CHECK(explain_open_error(EPERM) == text);
+    CHECK(explain_open_error(ENOSYS).find("seccomp") != std::string::npos);
+    CHECK(explain_open_error(ENOENT).find("cpu-clock") != std::string::npos);
   }
-}
 
-TEST_CASE("parse_cpu_list") {
-  auto cpus = parse_cpu_list("0-3,5,7-8\n");
-  REQUIRE(cpus);
-  CHECK(*cpus == std::vector<int>{0, 1, 2, 3, 5, 7, 8});
-  CHECK(*parse_cpu_list("0") == std::vector<int>{0});
-  CHECK_FALSE(parse_cpu_list(""));
-  CHECK_FALSE(parse_cpu_list("3-1"));
-  CHECK_FALSE(parse_cpu_list("a"));
-  CHECK_FALSE(parse_cpu_list("1,,2"));
-  CHECK_FALSE(parse_cpu_list("0-99999999"));
-  auto online = online_cpus();
-  REQUIRE(online);
-  CHECK(online->size() == static_cast<size_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
-}
-
-TEST_CASE("explain_open_error names the fix") {
-  std::string text = explain_open_error(EACCES);
-  CHECK(text.find("perf_event_paranoid") != std::string::npos);
-  CHECK(text.find("sysctl -w kernel.perf_event_paranoid=") != std::string::npos);
-  CHECK(text.find("CAP_PERFMON") != std::string::npos);
-  CHECK(text.find("seccomp") != std::string::npos);
-  CHECK(explain_open_error(EPERM) == text);
-  CHECK(explain_open_error(ENOSYS).find("seccomp") != std::string::npos);
-  CHECK(explain_open_error(ENOENT).find("cpu-clock") != std::string::npos);
-}
-
-TEST_CASE("probe_system reports the software events") {
-  require_perf_events();
-  ProbeReport report = probe_system();
-  CHECK(report.is_root == (::geteuid() == 0));
-  std::map<std::string, std::string> checks(report.checks.begin(),
-                                            report.checks.end());
-  CHECK(checks.size() == report.checks.size());
-  CHECK(checks.at("cpu-clock") == "ok");
-  CHECK(checks.at("cpu-clock + user regs and stack (dwarf)") == "ok");
-  CHECK(checks.at("dummy tracking event (mmap2, comm, task)") == "ok");
-  CHECK(checks.at("ring buffer mmap (64 KiB)") == "ok");
-  CHECK(report.has_pmu == (checks.at("cycles (hardware PMU)") == "ok"));
-  std::string text = format_probe_report(report);
-  CHECK(text.find("perf_event_paranoid: " +
-                  std::to_string(report.perf_event_paranoid)) !=
-        std::string::npos);
-  CHECK(text.find(report.has_pmu ? "hardware cycles" : "cpu-clock") !=
-        std::string::npos);
-}
-
-TEST_CASE("dwarf sampling: perf reads it cleanly, hot_spin dominates, "
-          "timestamps inside the window") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "spin", "400"};
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.exit_code == 0);
-  const SamplerStats& stats = run.stats;
-  CHECK((stats.event_name == "cycles" || stats.event_name == "cpu-clock"));
-  CHECK(stats.samples > 100);  // ~400 expected at 997 Hz
-  CHECK(stats.lost_records == 0);
-  CHECK_FALSE(stats.write_failed);
-  CHECK(stats.mmap_size_per_cpu == kDefaultMmapSize);
-  CHECK(stats.drain_passes > 0);
-  CHECK(stats.records >= stats.samples);
-  CHECK(stats.bytes_written == base::read_file(spec.output)->size());
-  MESSAGE("dwarf: samples=", stats.samples, " records=", stats.records,
-          " bytes=", stats.bytes_written, " bytes/sample=",
-          stats.bytes_written / std::max<uint64_t>(1, stats.samples),
-          " drain_passes=", stats.drain_passes,
-          " drain_cpu_ms=", stats.drain_cpu_ns / 1000000);
-
-  CommandOutput script;
-  std::string text = perf_script_fields(dir, spec.output, &script);
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  std::vector<ScriptSample> samples = parse_script_samples(text);
-  CHECK(samples.size() == stats.samples);
-  size_t hot = 0;
-  for (const ScriptSample& sample : samples) {
-    if (sample.sym == "hot_spin") ++hot;
-    CHECK(sample.time_ns >= run.enabled_at);
-    CHECK(sample.time_ns <= run.disabled_at);
-    CHECK(sample.comm == "sampling_target");
+  TEST_CASE("probe_system reports the software events") {
+    require_perf_events();
+    ProbeReport report = probe_system();
+    CHECK(report.is_root == (::geteuid() == 0));
+    std::map<std::string, std::string> checks(report.checks.begin(),
+                                              report.checks.end());
+    CHECK(checks.size() == report.checks.size());
+    CHECK(checks.at("cpu-clock") == "ok");
+    CHECK(checks.at("cpu-clock + user regs and stack (dwarf)") == "ok");
+    CHECK(checks.at("dummy tracking event (mmap2, comm, task)") == "ok");
+    CHECK(checks.at("ring buffer mmap (64 KiB)") == "ok");
+    CHECK(report.has_pmu == (checks.at("cycles (hardware PMU)") == "ok"));
+    std::string text = format_probe_report(report);
+    CHECK(text.find("perf_event_paranoid: " +
+                    std::to_string(report.perf_event_paranoid)) !=
+          std::string::npos);
+    CHECK(text.find(report.has_pmu ? "hardware cycles" : "cpu-clock") !=
+          std::string::npos);
   }
-  CHECK_MESSAGE(hot * 10 >= samples.size() * 8, "hot_spin samples: ", hot,
-                " of ", samples.size());
 
-  // Call graph from the DWARF unwind: hot_spin called from main.
-  CommandOutput graph = run_command(
-      dir, "perf script -i " + spec.output + " -F comm,tid,ip,sym");
-  CHECK(graph.status == 0);
-  CHECK_MESSAGE(graph.err.empty(), graph.err);
-  size_t chains = 0;
-  std::vector<std::string> lines = lines_of(graph.out);
-  for (size_t i = 0; i + 1 < lines.size(); ++i) {
-    if (lines[i].find(" hot_spin") != std::string::npos &&
-        lines[i + 1].find(" main") != std::string::npos)
-      ++chains;
-  }
-  CHECK_MESSAGE(chains * 10 >= samples.size() * 7, "main->hot_spin chains: ",
-                chains, " of ", samples.size());
-
-  CommandOutput report = run_command(
-      dir, "perf report -i " + spec.output + " --stdio --sort sym");
-  CHECK(report.status == 0);
-  CHECK_MESSAGE(report.err.empty(), report.err);
-  CHECK(report.out.find("hot_spin") != std::string::npos);
-  CHECK(report.out.find("cpu-clock") != std::string::npos);
-
-  CommandOutput header = run_command(
-      dir, "perf script -i " + spec.output + " --header");
-  CHECK(header.status == 0);
-  CHECK(header.out.find("# arch : x86_64") != std::string::npos);
-  CHECK(header.out.find("clockid: monotonic") != std::string::npos);
-  CHECK(header.out.find("name = " + stats.event_name) != std::string::npos);
-  CHECK(header.out.find("name = dummy:u") != std::string::npos);
-  CHECK(header.out.find("sample_regs_user = 0xff0fff") != std::string::npos);
-}
-
-TEST_CASE("frame-pointer sampling") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "spin", "300"};
-  spec.options.call_graph = CallGraphMode::kFramePointer;
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.stats.samples > 50);
-  MESSAGE("fp: samples=", run.stats.samples, " bytes/sample=",
-          run.stats.bytes_written / std::max<uint64_t>(1, run.stats.samples));
-  CommandOutput script;
-  std::vector<ScriptSample> samples =
-      parse_script_samples(perf_script_fields(dir, spec.output, &script));
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  CHECK(samples.size() == run.stats.samples);
-  size_t hot = static_cast<size_t>(std::count_if(
-      samples.begin(), samples.end(),
-      [](const ScriptSample& s) { return s.sym == "hot_spin"; }));
-  CHECK(hot * 10 >= samples.size() * 8);
-  CommandOutput graph = run_command(
-      dir, "perf script -i " + spec.output + " -F ip,sym");
-  CHECK(graph.status == 0);
-  CHECK(graph.out.find("main") != std::string::npos);
-  CommandOutput header = run_command(
-      dir, "perf script -i " + spec.output + " --header");
-  CHECK(header.out.find("REGS_USER") == std::string::npos);
-}
-
-TEST_CASE("no sample when never enabled; tracking records still arrive") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "spin", "150"};
-  spec.window = Window::kNever;
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.stats.samples == 0);
-  CHECK(run.stats.records > 0);  // COMM, MMAP2, EXIT from the tracking event
-  CommandOutput script = run_command(
-      dir, "perf script -i " + spec.output + " --show-mmap-events "
-           "--show-task-events -F comm,pid,tid,time");
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  CHECK(script.out.find("PERF_RECORD_SAMPLE") == std::string::npos);
-  CHECK(script.out.find("PERF_RECORD_MMAP2") != std::string::npos);
-  CHECK(script.out.find("sampling_target") != std::string::npos);
-  CHECK(script.out.find("PERF_RECORD_EXIT") != std::string::npos);
-}
-
-TEST_CASE("forked workers are sampled") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "fork", "3", "250"};
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.exit_code == 0);
-  CommandOutput script;
-  std::vector<ScriptSample> samples =
-      parse_script_samples(perf_script_fields(dir, spec.output, &script));
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  std::set<int> pids;
-  for (const ScriptSample& sample : samples)
-    if (sample.sym == "hot_spin") pids.insert(sample.pid);
-  CHECK(pids.size() == 3);
-  CommandOutput tasks = run_command(
-      dir, "perf script -i " + spec.output + " --show-task-events -F pid");
-  size_t forks = 0;
-  for (const std::string& line : lines_of(tasks.out))
-    if (line.find("PERF_RECORD_FORK") != std::string::npos) ++forks;
-  CHECK(forks >= 3);
-}
-
-TEST_CASE("a child exiting while sampling is enabled") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "early_exit", "400"};
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.exit_code == 0);
-  CommandOutput script;
-  std::vector<ScriptSample> samples =
-      parse_script_samples(perf_script_fields(dir, spec.output, &script));
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  std::map<int, size_t> per_pid;
-  for (const ScriptSample& sample : samples) ++per_pid[sample.pid];
-  CHECK(per_pid.size() == 2);  // parent and the early child
-  CommandOutput tasks = run_command(
-      dir, "perf script -i " + spec.output + " --show-task-events -F pid");
-  size_t exits = 0;
-  for (const std::string& line : lines_of(tasks.out))
-    if (line.find("PERF_RECORD_EXIT") != std::string::npos) ++exits;
-  CHECK(exits >= 2);
-}
-
-TEST_CASE("MMAP2 of a program exec'd while sampling is disabled") {
-  require_perf_events();
-  for (bool tracking : {true, false}) {
-    CAPTURE(tracking);
+  TEST_CASE(
+      "dwarf sampling: perf reads it cleanly, hot_spin dominates, "
+      "timestamps inside the window") {
+    require_perf_events();
     TempDir dir;
     RunSpec spec;
-    // Exec the second program after 50 ms; sampling is enabled only after
-    // the whole tree is gone... never: the window is empty on purpose.
-    spec.argv = {kTarget, "exec", "50", kExecTarget, "100"};
-    spec.options.tracking_event = tracking;
-    spec.window = Window::kNever;
+    spec.argv = {kTarget, "spin", "400"};
     spec.output = dir.file("perf.pipedata");
     RunResult run = run_sampled(spec);
     CHECK(run.exit_code == 0);
-    CHECK(run.stats.samples == 0);
-    CommandOutput script = run_command(
-        dir, "perf script -i " + spec.output + " --show-mmap-events");
+    const SamplerStats& stats = run.stats;
+    CHECK((stats.event_name == "cycles" || stats.event_name == "cpu-clock"));
+    CHECK(stats.samples > 100);  // ~400 expected at 997 Hz
+    CHECK(stats.lost_records == 0);
+    CHECK_FALSE(stats.write_failed);
+    CHECK(stats.mmap_size_per_cpu == kDefaultMmapSize);
+    CHECK(stats.drain_passes > 0);
+    CHECK(stats.records >= stats.samples);
+    CHECK(stats.bytes_written == base::read_file(spec.output)->size());
+    MESSAGE("dwarf: samples=", stats.samples, " records=", stats.records,
+            " bytes=", stats.bytes_written, " bytes/sample=",
+            stats.bytes_written / std::max<uint64_t>(1, stats.samples),
+            " drain_passes=", stats.drain_passes,
+            " drain_cpu_ms=", stats.drain_cpu_ns / 1000000);
+
+    CommandOutput script;
+    std::string text = perf_script_fields(dir, spec.output, &script);
     CHECK(script.status == 0);
     CHECK_MESSAGE(script.err.empty(), script.err);
-    bool seen = false;
-    for (const std::string& line : lines_of(script.out))
-      if (line.find("PERF_RECORD_MMAP2") != std::string::npos &&
-          line.find("sampling_exec_target") != std::string::npos)
-        seen = true;
-    CHECK(seen == tracking);
-  }
-}
-
-TEST_CASE("without the tracking event, mappings come from the sampling event") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "exec", "30", kExecTarget, "200"};
-  spec.options.tracking_event = false;
-  spec.window = Window::kAfterMs;
-  spec.enable_after_ms = 10;  // before the exec: the MMAP2s are inside
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.stats.samples > 20);
-  CommandOutput script = run_command(
-      dir, "perf script -i " + spec.output + " --show-mmap-events -F comm,sym");
-  CHECK(script.status == 0);
-  CHECK_MESSAGE(script.err.empty(), script.err);
-  CHECK(script.out.find("sampling_exec_target") != std::string::npos);
-  CHECK(script.out.find("exec_target_work") != std::string::npos);
-  CommandOutput header = run_command(
-      dir, "perf script -i " + spec.output + " --header");
-  CHECK(header.out.find("dummy") == std::string::npos);
-}
-
-TEST_CASE("lost records are counted like perf counts them") {
-  require_perf_events();
-  TempDir dir;
-  RunSpec spec;
-  spec.argv = {kTarget, "fork", "2", "300"};
-  spec.options.mmap_size = 2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  spec.options.stack_size = perf_format::kMaxStackSize;
-  spec.options.frequency = 4000;
-  spec.output = dir.file("perf.pipedata");
-  RunResult run = run_sampled(spec);
-  CHECK(run.stats.mmap_size_per_cpu == spec.options.mmap_size);
-  CHECK(run.stats.lost_records > 0);
-  CHECK(run.stats.lost_samples >= run.stats.lost_records);
-  MESSAGE("lost: records=", run.stats.lost_records,
-          " samples=", run.stats.lost_samples, " kept=", run.stats.samples);
-  CommandOutput dump =
-      run_command(dir, "perf report -D -i " + spec.output);
-  CHECK(dump.status == 0);
-  uint64_t lost_records = 0, lost_sum = 0;
-  for (const std::string& line : lines_of(dump.out)) {
-    // "... PERF_RECORD_LOST: id:137: lost:1168"
-    if (line.find("PERF_RECORD_LOST:") == std::string::npos) continue;
-    size_t pos = line.rfind("lost:");
-    REQUIRE(pos != std::string::npos);
-    ++lost_records;
-    lost_sum += std::strtoull(line.c_str() + pos + 5, nullptr, 10);
-  }
-  CHECK(lost_records == run.stats.lost_records);
-  CHECK(lost_sum == run.stats.lost_samples);
-  // perf script's own summary warning counts the same records.
-  CommandOutput script = run_command(dir, "perf script -i " + spec.output);
-  CHECK(script.status == 0);
-  CHECK(script.err.find("lost " + std::to_string(run.stats.lost_records) +
-                        " chunks") != std::string::npos);
-}
-
-TEST_CASE("full disk: write_failed and a clean finish") {
-  require_perf_events();
-  if (::geteuid() != 0) {
-    MESSAGE("not root: tmpfs full-disk case skipped");
-    return;
-  }
-  TempDir dir;
-  std::string mount_point = dir.file("small");
-  REQUIRE(base::make_directories(mount_point));
-  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    MESSAGE("mount tmpfs failed (", std::strerror(errno), "): case skipped");
-    return;
-  }
-  RunSpec spec;
-  spec.argv = {kTarget, "fork", "2", "500"};
-  spec.output = mount_point + "/perf.pipedata";
-  RunResult run = run_sampled(spec);
-  CHECK(run.stats.write_failed);
-  CHECK(run.stats.write_error.find("No space left") != std::string::npos);
-  CHECK(run.stats.bytes_dropped > 0);
-  CHECK(run.stats.samples > 100);  // still drained and counted
-  CHECK(run.stats.bytes_written <= 64 * 1024);
-  ::umount2(mount_point.c_str(), MNT_DETACH);
-}
-
-TEST_CASE("unprivileged: refusals are explained, ring buffers shrink to the mlock limits") {
-  require_perf_events();
-  const int paranoid = std::atoi(
-      base::read_file("/proc/sys/kernel/perf_event_paranoid")
-          .value_or(std::string("2"))
-          .c_str());
-  if (::geteuid() != 0 || paranoid > 2) {
-    MESSAGE("needs root to drop to nobody and paranoid <= 2: skipped");
-    return;
-  }
-  TempDir dir;
-  REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
-  const std::string output = dir.file("perf.pipedata");
-  const std::string report = dir.file("stats.txt");
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    // As nobody with a 64 KiB RLIMIT_MEMLOCK, 8 MiB per CPU exceeds
-    // perf_event_mlock_kb and mmap fails with EPERM until halved enough.
-    // The work runs in a lambda so that destructors (which kill and reap a
-    // still-suspended child) run before _exit.
-    auto work = [&]() -> std::string {
-      rlimit small{64 << 10, 64 << 10};
-      if (::setrlimit(RLIMIT_MEMLOCK, &small) != 0 || ::setgid(65534) != 0 ||
-          ::setuid(65534) != 0)
-        return "cannot drop privileges";
-      // setuid made us non-dumpable, and so the forked, not yet exec'd
-      // child: perf_event_open on it would fail the ptrace access check.
-      ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-      // Sampling a root process (init) is refused: the error says what to
-      // change.
-      auto refused = Sampler::create(1, SamplerOptions{}, output);
-      if (refused) return "sampling pid 1 as nobody was not refused";
-      const std::string why = refused.error().what();
-      if (why.find("perf_event_paranoid") == std::string::npos ||
-          why.find("CAP_PERFMON") == std::string::npos ||
-          (refused.error().code() != EACCES && refused.error().code() != EPERM))
-        return "unhelpful refusal: " + why;
-      base::SpawnOptions spawn;
-      spawn.argv = {kTarget, "spin", "100"};
-      spawn.suspended = true;
-      auto child = base::ChildProcess::spawn(spawn);
-      if (!child) return child.error().what();
-      auto sampler = Sampler::create(child->pid(), SamplerOptions{}, output);
-      if (!sampler) return "create: " + sampler.error().what();
-      if (!child->release() || !(*sampler)->enable() || !child->wait())
-        return "run failed";
-      auto stats = (*sampler)->finish();
-      if (!stats) return "finish: " + stats.error().what();
-      return std::to_string(stats->mmap_shrunk ? 1 : 0) + " " +
-             std::to_string(stats->mmap_size_per_cpu) + " " +
-             std::to_string(stats->samples);
-    };
-    std::string text = work();
-    FILE* out = std::fopen(report.c_str(), "w");
-    if (out != nullptr) {
-      std::fputs(text.c_str(), out);
-      std::fclose(out);
+    std::vector<ScriptSample> samples = parse_script_samples(text);
+    CHECK(samples.size() == stats.samples);
+    size_t hot = 0;
+    for (const ScriptSample& sample : samples) {
+      if (sample.sym == "hot_spin") ++hot;
+      CHECK(sample.time_ns >= run.enabled_at);
+      CHECK(sample.time_ns <= run.disabled_at);
+      CHECK(sample.comm == "sampling_target");
     }
-    ::_exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  const std::string text = base::read_file(report).value_or(std::string());
-  INFO("unprivileged run: ", text);
-  std::istringstream in(text);
-  int shrunk = 0;
-  uint64_t size = 0, samples = 0;
-  in >> shrunk >> size >> samples;
-  MESSAGE("unprivileged buffer: ", size >> 10, " KiB per CPU, samples ",
-          samples);
-  CHECK(shrunk == 1);
-  CHECK(size < kDefaultMmapSize);
-  CHECK(size >= kMinMmapSize);
-  // All CPUs share the budget: 516 KiB per CPU of perf_event_mlock_kb (the
-  // default) gives 512 KiB buffers, not one big and one minimal buffer.
-  const uint64_t mlock_kb = std::strtoull(
-      base::read_file("/proc/sys/kernel/perf_event_mlock_kb")
-          .value_or(std::string("0"))
-          .c_str(),
-      nullptr, 10);
-  if (mlock_kb == 516) CHECK(size == (512 << 10));
-  CHECK(samples > 20);
-}
+    CHECK_MESSAGE(hot * 10 >= samples.size() * 8, "hot_spin samples: ", hot,
+                  " of ", samples.size());
 
-TEST_CASE("create fails clearly on a missing output directory or pid") {
-  require_perf_events();
-  SamplerOptions options;
-  auto no_dir = Sampler::create(::getpid(), options,
-                                "/nonexistent-dir/perf.pipedata");
-  CHECK_FALSE(no_dir);
-  CHECK(no_dir.error().what().find("/nonexistent-dir") != std::string::npos);
-  options.stack_size = 3;
-  auto bad = Sampler::create(::getpid(), options, "/tmp/unused.pipedata");
-  CHECK_FALSE(bad);
-  CHECK(bad.error().message().find("stack size") != std::string::npos);
-  options = SamplerOptions{};
-  auto gone = Sampler::create(0x3ffffff0, options, "/tmp/unused.pipedata");
-  CHECK_FALSE(gone);
-  CHECK(gone.error().code() == ESRCH);
-}
+    // Call graph from the DWARF unwind: hot_spin called from main.
+    CommandOutput graph = run_command(
+        dir, "perf script -i " + spec.output + " -F comm,tid,ip,sym");
+    CHECK(graph.status == 0);
+    CHECK_MESSAGE(graph.err.empty(), graph.err);
+    size_t chains = 0;
+    std::vector<std::string> lines = lines_of(graph.out);
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i].find(" hot_spin") != std::string::npos &&
+          lines[i + 1].find(" main") != std::string::npos)
+        ++chains;
+    }
+    CHECK_MESSAGE(chains * 10 >= samples.size() * 7,
+                  "main->hot_spin chains: ", chains, " of ", samples.size());
+
+    CommandOutput report = run_command(
+        dir, "perf report -i " + spec.output + " --stdio --sort sym");
+    CHECK(report.status == 0);
+    CHECK_MESSAGE(report.err.empty(), report.err);
+    CHECK(report.out.find("hot_spin") != std::string::npos);
+    CHECK(report.out.find("cpu-clock") != std::string::npos);
+
+    CommandOutput header =
+        run_command(dir, "perf script -i " + spec.output + " --header");
+    CHECK(header.status == 0);
+    CHECK(header.out.find("# arch : x86_64") != std::string::npos);
+    CHECK(header.out.find("clockid: monotonic") != std::string::npos);
+    CHECK(header.out.find("name = " + stats.event_name) != std::string::npos);
+    CHECK(header.out.find("name = dummy:u") != std::string::npos);
+    CHECK(header.out.find("sample_regs_user = 0xff0fff") != std::string::npos);
+  }
+
+  TEST_CASE("frame-pointer sampling") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "spin", "300"};
+    spec.options.call_graph = CallGraphMode::kFramePointer;
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.stats.samples > 50);
+    MESSAGE("fp: samples=", run.stats.samples, " bytes/sample=",
+            run.stats.bytes_written / std::max<uint64_t>(1, run.stats.samples));
+    CommandOutput script;
+    std::vector<ScriptSample> samples =
+        parse_script_samples(perf_script_fields(dir, spec.output, &script));
+    CHECK(script.status == 0);
+    CHECK_MESSAGE(script.err.empty(), script.err);
+    CHECK(samples.size() == run.stats.samples);
+    size_t hot = static_cast<size_t>(std::count_if(
+        samples.begin(), samples.end(),
+        [](const ScriptSample& s) { return s.sym == "hot_spin"; }));
+    CHECK(hot * 10 >= samples.size() * 8);
+    CommandOutput graph =
+        run_command(dir, "perf script -i " + spec.output + " -F ip,sym");
+    CHECK(graph.status == 0);
+    CHECK(graph.out.find("main") != std::string::npos);
+    CommandOutput header =
+        run_command(dir, "perf script -i " + spec.output + " --header");
+    CHECK(header.out.find("REGS_USER") == std::string::npos);
+  }
+
+  TEST_CASE("no sample when never enabled; tracking records still arrive") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "spin", "150"};
+    spec.window = Window::kNever;
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.stats.samples == 0);
+    CHECK(run.stats.records > 0);  // COMM, MMAP2, EXIT from the tracking event
+    CommandOutput script =
+        run_command(dir, "perf script -i " + spec.output +
+                             " --show-mmap-events "
+                             "--show-task-events -F comm,pid,tid,time");
+    CHECK(script.status == 0);
+    CHECK_MESSAGE(script.err.empty(), script.err);
+    CHECK(script.out.find("PERF_RECORD_SAMPLE") == std::string::npos);
+    CHECK(script.out.find("PERF_RECORD_MMAP2") != std::string::npos);
+    CHECK(script.out.find("sampling_target") != std::string::npos);
+    CHECK(script.out.find("PERF_RECORD_EXIT") != std::string::npos);
+  }
+
+  TEST_CASE("forked workers are sampled") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "fork", "3", "250"};
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.exit_code == 0);
+    CommandOutput script;
+    std::vector<ScriptSample> samples =
+        parse_script_samples(perf_script_fields(dir, spec.output, &script));
+    CHECK(script.status == 0);
+    CHECK_MESSAGE(script.err.empty(), script.err);
+    std::set<int> pids;
+    for (const ScriptSample& sample : samples)
+      if (sample.sym == "hot_spin") pids.insert(sample.pid);
+    CHECK(pids.size() == 3);
+    CommandOutput tasks = run_command(
+        dir, "perf script -i " + spec.output + " --show-task-events -F pid");
+    size_t forks = 0;
+    for (const std::string& line : lines_of(tasks.out))
+      if (line.find("PERF_RECORD_FORK") != std::string::npos) ++forks;
+    CHECK(forks >= 3);
+  }
+
+  TEST_CASE("a child exiting while sampling is enabled") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "early_exit", "400"};
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.exit_code == 0);
+    CommandOutput script;
+    std::vector<ScriptSample> samples =
+        parse_script_samples(perf_script_fields(dir, spec.output, &script));
+    CHECK(script.status == 0);
+    CHECK_MESSAGE(script.err.empty(), script.err);
+    std::map<int, size_t> per_pid;
+    for (const ScriptSample& sample : samples) ++per_pid[sample.pid];
+    CHECK(per_pid.size() == 2);  // parent and the early child
+    CommandOutput tasks = run_command(
+        dir, "perf script -i " + spec.output + " --show-task-events -F pid");
+    size_t exits = 0;
+    for (const std::string& line : lines_of(tasks.out))
+      if (line.find("PERF_RECORD_EXIT") != std::string::npos) ++exits;
+    CHECK(exits >= 2);
+  }
+
+  TEST_CASE("MMAP2 of a program exec'd while sampling is disabled") {
+    require_perf_events();
+    for (bool tracking : {true, false}) {
+      CAPTURE(tracking);
+      TempDir dir;
+      RunSpec spec;
+      // Exec the second program after 50 ms; sampling is enabled only after
+      // the whole tree is gone... never: the window is empty on purpose.
+      spec.argv = {kTarget, "exec", "50", kExecTarget, "100"};
+      spec.options.tracking_event = tracking;
+      spec.window = Window::kNever;
+      spec.output = dir.file("perf.pipedata");
+      RunResult run = run_sampled(spec);
+      CHECK(run.exit_code == 0);
+      CHECK(run.stats.samples == 0);
+      CommandOutput script = run_command(
+          dir, "perf script -i " + spec.output + " --show-mmap-events");
+      CHECK(script.status == 0);
+      CHECK_MESSAGE(script.err.empty(), script.err);
+      bool seen = false;
+      for (const std::string& line : lines_of(script.out))
+        if (line.find("PERF_RECORD_MMAP2") != std::string::npos &&
+            line.find("sampling_exec_target") != std::string::npos)
+          seen = true;
+      CHECK(seen == tracking);
+    }
+  }
+
+  TEST_CASE(
+      "without the tracking event, mappings come from the sampling event") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "exec", "30", kExecTarget, "200"};
+    spec.options.tracking_event = false;
+    spec.window = Window::kAfterMs;
+    spec.enable_after_ms = 10;  // before the exec: the MMAP2s are inside
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.stats.samples > 20);
+    CommandOutput script =
+        run_command(dir, "perf script -i " + spec.output +
+                             " --show-mmap-events -F comm,sym");
+    CHECK(script.status == 0);
+    CHECK_MESSAGE(script.err.empty(), script.err);
+    CHECK(script.out.find("sampling_exec_target") != std::string::npos);
+    CHECK(script.out.find("exec_target_work") != std::string::npos);
+    CommandOutput header =
+        run_command(dir, "perf script -i " + spec.output + " --header");
+    CHECK(header.out.find("dummy") == std::string::npos);
+  }
+
+  TEST_CASE("lost records are counted like perf counts them") {
+    require_perf_events();
+    TempDir dir;
+    RunSpec spec;
+    spec.argv = {kTarget, "fork", "2", "300"};
+    spec.options.mmap_size = 2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    spec.options.stack_size = perf_format::kMaxStackSize;
+    spec.options.frequency = 4000;
+    spec.output = dir.file("perf.pipedata");
+    RunResult run = run_sampled(spec);
+    CHECK(run.stats.mmap_size_per_cpu == spec.options.mmap_size);
+    CHECK(run.stats.lost_records > 0);
+    CHECK(run.stats.lost_samples >= run.stats.lost_records);
+    MESSAGE("lost: records=", run.stats.lost_records,
+            " samples=", run.stats.lost_samples, " kept=", run.stats.samples);
+    CommandOutput dump = run_command(dir, "perf report -D -i " + spec.output);
+    CHECK(dump.status == 0);
+    uint64_t lost_records = 0, lost_sum = 0;
+    for (const std::string& line : lines_of(dump.out)) {
+      // "... PERF_RECORD_LOST: id:137: lost:1168"
+      if (line.find("PERF_RECORD_LOST:") == std::string::npos) continue;
+      size_t pos = line.rfind("lost:");
+      REQUIRE(pos != std::string::npos);
+      ++lost_records;
+      lost_sum += std::strtoull(line.c_str() + pos + 5, nullptr, 10);
+    }
+    CHECK(lost_records == run.stats.lost_records);
+    CHECK(lost_sum == run.stats.lost_samples);
+    // perf script's own summary warning counts the same records.
+    CommandOutput script = run_command(dir, "perf script -i " + spec.output);
+    CHECK(script.status == 0);
+    CHECK(script.err.find("lost " + std::to_string(run.stats.lost_records) +
+                          " chunks") != std::string::npos);
+  }
+
+  TEST_CASE("full disk: write_failed and a clean finish") {
+    require_perf_events();
+    if (::geteuid() != 0) {
+      MESSAGE("not root: tmpfs full-disk case skipped");
+      return;
+    }
+    TempDir dir;
+    std::string mount_point = dir.file("small");
+    REQUIRE(base::make_directories(mount_point));
+    if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
+      MESSAGE("mount tmpfs failed (", std::strerror(errno), "): case skipped");
+      return;
+    }
+    RunSpec spec;
+    spec.argv = {kTarget, "fork", "2", "500"};
+    spec.output = mount_point + "/perf.pipedata";
+    RunResult run = run_sampled(spec);
+    CHECK(run.stats.write_failed);
+    CHECK(run.stats.write_error.find("No space left") != std::string::npos);
+    CHECK(run.stats.bytes_dropped > 0);
+    CHECK(run.stats.samples > 100);  // still drained and counted
+    CHECK(run.stats.bytes_written <= 64 * 1024);
+    ::umount2(mount_point.c_str(), MNT_DETACH);
+  }
+
+  TEST_CASE(
+      "unprivileged: refusals are explained, ring buffers shrink to the mlock "
+      "limits") {
+    require_perf_events();
+    const int paranoid =
+        std::atoi(base::read_file("/proc/sys/kernel/perf_event_paranoid")
+                      .value_or(std::string("2"))
+                      .c_str());
+    if (::geteuid() != 0 || paranoid > 2) {
+      MESSAGE("needs root to drop to nobody and paranoid <= 2: skipped");
+      return;
+    }
+    TempDir dir;
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    const std::string output = dir.file("perf.pipedata");
+    const std::string report = dir.file("stats.txt");
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      // As nobody with a 64 KiB RLIMIT_MEMLOCK, 8 MiB per CPU exceeds
+      // perf_event_mlock_kb and mmap fails with EPERM until halved enough.
+      // The work runs in a lambda so that destructors (which kill and reap a
+      // still-suspended child) run before _exit.
+      auto work = [&]() -> std::string {
+        rlimit small{64 << 10, 64 << 10};
+        if (::setrlimit(RLIMIT_MEMLOCK, &small) != 0 || ::setgid(65534) != 0 ||
+            ::setuid(65534) != 0)
+          return "cannot drop privileges";
+        // setuid made us non-dumpable, and so the forked, not yet exec'd
+        // child: perf_event_open on it would fail the ptrace access check.
+        ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        // Sampling a root process (init) is refused: the error says what to
+        // change.
+        auto refused = Sampler::create(1, SamplerOptions{}, output);
+        if (refused) return "sampling pid 1 as nobody was not refused";
+        const std::string why = refused.error().what();
+        if (why.find("perf_event_paranoid") == std::string::npos ||
+            why.find("CAP_PERFMON") == std::string::npos ||
+            (refused.error().code() != EACCES &&
+             refused.error().code() != EPERM))
+          return "unhelpful refusal: " + why;
+        base::SpawnOptions spawn;
+        spawn.argv = {kTarget, "spin", "100"};
+        spawn.suspended = true;
+        auto child = base::ChildProcess::spawn(spawn);
+        if (!child) return child.error().what();
+        auto sampler = Sampler::create(child->pid(), SamplerOptions{}, output);
+        if (!sampler) return "create: " + sampler.error().what();
+        if (!child->release() || !(*sampler)->enable() || !child->wait())
+          return "run failed";
+        auto stats = (*sampler)->finish();
+        if (!stats) return "finish: " + stats.error().what();
+        return std::to_string(stats->mmap_shrunk ? 1 : 0) + " " +
+               std::to_string(stats->mmap_size_per_cpu) + " " +
+               std::to_string(stats->samples);
+      };
+      std::string text = work();
+      FILE* out = std::fopen(report.c_str(), "w");
+      if (out != nullptr) {
+        std::fputs(text.c_str(), out);
+        std::fclose(out);
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    const std::string text = base::read_file(report).value_or(std::string());
+    INFO("unprivileged run: ", text);
+    std::istringstream in(text);
+    int shrunk = 0;
+    uint64_t size = 0, samples = 0;
+    in >> shrunk >> size >> samples;
+    MESSAGE("unprivileged buffer: ", size >> 10, " KiB per CPU, samples ",
+            samples);
+    CHECK(shrunk == 1);
+    CHECK(size < kDefaultMmapSize);
+    CHECK(size >= kMinMmapSize);
+    // All CPUs share the budget: 516 KiB per CPU of perf_event_mlock_kb (the
+    // default) gives 512 KiB buffers, not one big and one minimal buffer.
+    const uint64_t mlock_kb =
+        std::strtoull(base::read_file("/proc/sys/kernel/perf_event_mlock_kb")
+                          .value_or(std::string("0"))
+                          .c_str(),
+                      nullptr, 10);
+    if (mlock_kb == 516) CHECK(size == (512 << 10));
+    CHECK(samples > 20);
+  }
+
+  TEST_CASE("create fails clearly on a missing output directory or pid") {
+    require_perf_events();
+    SamplerOptions options;
+    auto no_dir =
+        Sampler::create(::getpid(), options, "/nonexistent-dir/perf.pipedata");
+    CHECK_FALSE(no_dir);
+    CHECK(no_dir.error().what().find("/nonexistent-dir") != std::string::npos);
+    options.stack_size = 3;
+    auto bad = Sampler::create(::getpid(), options, "/tmp/unused.pipedata");
+    CHECK_FALSE(bad);
+    CHECK(bad.error().message().find("stack size") != std::string::npos);
+    options = SamplerOptions{};
+    auto gone = Sampler::create(0x3ffffff0, options, "/tmp/unused.pipedata");
+    CHECK_FALSE(gone);
+    CHECK(gone.error().code() == ESRCH);
+  }
 
 }  // TEST_SUITE
 }  // namespace runner::profiler

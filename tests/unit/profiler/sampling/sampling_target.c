@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
     waitpid(pid, NULL, 0);
     return 0;
   }
-  fprintf(stderr, "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS\n",
+  fprintf(stderr,
+          "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS\n",
           argv[0]);
   return 2;
 }

@@ -12,7 +12,9 @@ __attribute__((always_inline)) inline int square_plus(int x) {
 
 struct Accumulator {
   std::vector<int> values;
-  __attribute__((noinline)) void add(int v) { values.push_back(square_plus(v)); }
+  __attribute__((noinline)) void add(int v) {
+    values.push_back(square_plus(v));
+  }
   __attribute__((noinline)) long total() const {
     long sum = 0;
     for (int v : values) sum += square_plus(v);

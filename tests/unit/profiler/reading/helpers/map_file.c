@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
   if (fd < 0) return 3;
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size == 0) return 4;
-  void* p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC,
-                 MAP_PRIVATE, fd, 0);
+  void* p =
+      mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return 5;
   close(fd);
   printf("ready %p\n", p);
