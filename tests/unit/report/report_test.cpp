@@ -1,0 +1,121 @@
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+#include "report/cfi.hpp"
+#include "report/flamegraph.hpp"
+#include "report/profile_folder.hpp"
+#include "report/stack.hpp"
+#include "symbols/symbols.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::report;
+
+namespace {
+
+// `readelf --debug-dump=frames` of a file, through a temp file.
+std::string readelf_frames(const std::string& path) {
+  runner::testing::TempDir dir;
+  std::string out = dir.file("out");
+  runner::base::SpawnOptions opts;
+  opts.argv = {
+      "sh", "-c",
+      "readelf --debug-dump=frames '" + path + "' > '" + out + "' 2>/dev/null"};
+  auto child = runner::base::ChildProcess::spawn(opts);
+  REQUIRE(child);
+  REQUIRE(child->wait());
+  return runner::base::read_file(out).value_or("");
+}
+
+}  // namespace
+
+TEST_SUITE("report") {
+  TEST_CASE("eh_frame FDE lookup covers what readelf lists (libc)") {
+    const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    auto data = runner::symbols::read_unwind_data(libc, libc);
+    REQUIRE(data);
+    std::optional<std::vector<uint8_t>> hdr = data->eh_frame_hdr;
+    auto eh = EhFrame::create(
+        data->eh_frame, data->eh_frame_svma.start, hdr,
+        data->eh_frame_hdr_svma ? data->eh_frame_hdr_svma->start : 0);
+    REQUIRE(eh);
+    CHECK(eh->uses_hdr_table());
+    auto fdes = eh->all_fdes();
+    // readelf prints one "FDE cie=" line per FDE.
+    std::string text = readelf_frames(libc);
+    size_t readelf_fdes = 0;
+    for (size_t pos = 0;
+         (pos = text.find(" FDE cie=", pos)) != std::string::npos; ++pos)
+      ++readelf_fdes;
+    CHECK(fdes.size() == readelf_fdes);
+    size_t found = 0;
+    for (const auto& fde : fdes) {
+      if (fde.pc_end <= fde.pc_begin) continue;
+      auto hit = eh->find_fde(fde.pc_begin);
+      if (hit && hit->pc_begin == fde.pc_begin) ++found;
+      auto row = eh->find_row(fde.pc_begin);
+      CHECK(row.has_value());
+    }
+    CHECK(found * 100 >= fdes.size() * 99);
+  }
+
+  TEST_CASE("demangling matches perf's style (no parameter lists)") {
+    CHECK(demangle_symbol("_ZN12_GLOBAL__N_13fibEj") ==
+          "(anonymous namespace)::fib");
+    CHECK(demangle_symbol("_ZN4core3fmt5write17h1234567890abcdefE") ==
+          "core::fmt::write");
+    CHECK(demangle_symbol("main") == "main");
+    CHECK(demangle_symbol("_Zgarbage") == "_Zgarbage");
+  }
+
+  TEST_CASE("symbol table lookup, aliases and enclosing symbols") {
+    std::vector<runner::symbols::Symbol> syms = {
+        {0x1000, 0x100, "first_alias", 0},
+        {0x1000, 0x100, "second", 0},
+        {0x1100, 0x10, "small", 0},
+        {0x2000, 0x1000, "big", 0},
+        {0x2100, 0x10, "inner", 0}};
+    SymbolTable table(syms);
+    REQUIRE(table.find(0x1050) != nullptr);
+    CHECK(table.find(0x1050)->name == "first_alias");
+    CHECK(table.find(0x1105)->name == "small");
+    CHECK(table.find(0x1200) == nullptr);
+    CHECK(table.find(0x2105)->name == "inner");
+    CHECK(table.find(0x2500)->name == "big");
+    CHECK(table.find(0x3000) == nullptr);
+    CHECK(table.min_addr() == 0x1000);
+    CHECK(table.max_end() == 0x3000);
+  }
+
+  TEST_CASE("flamegraph SVG is self-contained and escaped") {
+    std::vector<FoldedStack> stacks = {{{"main", "a<b>&c"}, 3},
+                                       {{"main", "d"}, 1}};
+    std::string svg = render_flamegraph("bench \"x\"", stacks);
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    CHECK(svg.find("<script") != std::string::npos);
+    CHECK(svg.find("a&lt;b&gt;&amp;c (3 samples, 75.00%)") !=
+          std::string::npos);
+    CHECK(svg.find("bench &quot;x&quot;") != std::string::npos);
+    CHECK(svg.find("http://") == svg.find("http://www.w3.org/2000/svg"));
+    CHECK(svg.find("</svg>") != std::string::npos);
+  }
+
+  TEST_CASE("a folder with bad artifacts opens with warnings") {
+    runner::testing::TempDir dir;
+    REQUIRE(runner::base::write_file_atomic(dir.file("perf.metadata"),
+                                            std::string_view("{not json")));
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("ExecutionTimestamps.msgpack"), std::string_view("\xc1")));
+    auto folder = ProfileFolder::open(dir.path());
+    REQUIRE(folder);
+    CHECK(folder->warnings().size() >= 2);
+    CHECK(folder->windows().empty());
+    CHECK(folder->symbols("0__missing") == nullptr);
+    CHECK(folder->unwind("0__missing") == nullptr);
+    CHECK_FALSE(ProfileFolder::open(dir.file("nope")));
+  }
+}
