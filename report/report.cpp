@@ -131,23 +131,38 @@ void print_perf_script_sample(std::ostream& out,
                               const std::string& comm, const std::string& event,
                               const UnwoundStack& stack,
                               Symbolizer& symbolizer) {
+  // One buffered write per sample.
+  std::string text;
   char head[160];
   std::snprintf(
       head, sizeof(head), "%16s %6u/%-6u %5" PRIu64 ".%09" PRIu64 ": %s:\n",
       comm.c_str(), sample.pid, sample.tid,
       static_cast<uint64_t>(sample.time / 1000000000u),
       static_cast<uint64_t>(sample.time % 1000000000u), event.c_str());
-  out << head;
+  text += head;
   for (size_t i = 0; i < stack.addrs.size(); ++i) {
     uint64_t addr = stack.addrs[i];
     const FrameInfo& frame = symbolizer.frame(
         symbolizer.resolve(static_cast<int32_t>(sample.pid), addr, i == 0));
-    char line[64];
-    std::snprintf(line, sizeof(line), "\t%16" PRIx64 " ", addr);
-    out << line << frame.name << " ("
-        << (frame.dso.empty() ? "[unknown]" : frame.dso) << ")\n";
+    // "\t%16lx " without printf: this runs once per frame.
+    char line[19];
+    line[0] = '\t';
+    int pos = 17;
+    line[18] = ' ';
+    uint64_t v = addr;
+    do {
+      line[pos--] = "0123456789abcdef"[v & 0xf];
+      v >>= 4;
+    } while (v != 0 && pos > 0);
+    while (pos > 0) line[pos--] = ' ';
+    text.append(line, sizeof(line));
+    text += frame.name;
+    text += " (";
+    text += frame.dso.empty() ? "[unknown]" : frame.dso;
+    text += ")\n";
   }
-  out << "\n";
+  text += '\n';
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 }  // namespace
@@ -223,6 +238,13 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       const profiler::Record& record = **next;
       if (record.kind == profiler::RecordKind::kComm) {
         comm_by_tid[record.comm.tid] = record.comm.comm;
+        continue;
+      }
+      if (record.kind == profiler::RecordKind::kTask && !record.task.is_exit) {
+        // A new thread or process starts with its parent's name.
+        auto parent = comm_by_tid.find(record.task.ptid);
+        if (parent != comm_by_tid.end())
+          comm_by_tid.emplace(record.task.tid, parent->second);
         continue;
       }
       if (record.kind == profiler::RecordKind::kLost) {

@@ -3,6 +3,7 @@
 // glibc already declares basename(); tell libiberty.h not to redeclare it.
 #define HAVE_DECL_BASENAME 1
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 
@@ -102,18 +103,35 @@ UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample) {
   return out;
 }
 
+const UnwindRow* Unwinder::row_for(UnwindModule* module, uint64_t svma) {
+  auto key = std::make_pair(static_cast<const UnwindModule*>(module), svma);
+  auto it = rows_.find(key);
+  if (it == rows_.end()) {
+    auto row = module->eh_frame->find_row(svma);
+    it = rows_.emplace(key, row ? std::optional<UnwindRow>(*row) : std::nullopt)
+             .first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
   UnwoundStack out;
-  // Registers of the sample, by DWARF number.
-  std::map<int, uint64_t> by_perf;
+  // Registers of the sample (one value per set bit of the mask), by DWARF
+  // number.
+  std::array<uint64_t, 64> by_perf{};
+  uint64_t present = 0;
   size_t next = 0;
   for (int bit = 0; bit < 64 && next < sample.regs.size(); ++bit) {
-    if ((sample.regs_mask >> bit) & 1u) by_perf[bit] = sample.regs[next++];
+    if ((sample.regs_mask >> bit) & 1u) {
+      by_perf[static_cast<size_t>(bit)] = sample.regs[next++];
+      present |= 1ull << bit;
+    }
   }
   RegState regs;
   for (int r = 0; r < kDwarfRegCount; ++r) {
-    auto it = by_perf.find(kPerfRegOfDwarf[r]);
-    if (it != by_perf.end()) regs.set(r, it->second);
+    int perf_reg = kPerfRegOfDwarf[r];
+    if ((present >> perf_reg) & 1u)
+      regs.set(r, by_perf[static_cast<size_t>(perf_reg)]);
   }
   if (!regs.has(kDwarfRa) || !regs.has(kDwarfRsp)) {
     if (sample.ip != 0) out.addrs.push_back(sample.ip);
@@ -135,8 +153,8 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
       return out;
     }
     uint64_t svma = lookup - range->base_avma + module->base_svma;
-    auto row = module->eh_frame->find_row(svma);
-    if (!row) {
+    const UnwindRow* row = row_for(module, svma);
+    if (row == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;
     }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -36,7 +37,13 @@ class Unwinder {
 
  private:
   UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample);
+  const UnwindRow* row_for(UnwindModule* module, uint64_t svma);
+
   ProfileFolder& folder_;
+  // Rows by (module, SVMA): return addresses repeat across samples, and
+  // running the CIE + FDE program is the costly part of a step.
+  std::map<std::pair<const UnwindModule*, uint64_t>, std::optional<UnwindRow>>
+      rows_;
 };
 
 struct FrameInfo {
