@@ -260,6 +260,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       if (perf_script) {
         UnwoundStack stack = unwinder.unwind(sample);
         auto comm = comm_by_tid.find(sample.tid);
+        if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
         std::string event = sample.attr != nullptr && !sample.attr->name.empty()
                                 ? sample.attr->name
                                 : "cpu-clock";
