@@ -220,6 +220,29 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
 
   std::unordered_map<uint32_t, std::string> comm_by_tid;
   uint64_t lost_total = 0;
+  std::vector<profiler::SampleRecord> pending;  // perf-script: this round
+  auto flush_round = [&] {
+    std::stable_sort(pending.begin(), pending.end(),
+                     [](const profiler::SampleRecord& a,
+                        const profiler::SampleRecord& b) {
+                       return a.time < b.time;
+                     });
+    for (const auto& sample : pending) {
+      UnwoundStack stack = unwinder.unwind(sample);
+      auto comm = comm_by_tid.find(sample.tid);
+      if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
+      std::string event = sample.attr != nullptr && !sample.attr->name.empty()
+                              ? sample.attr->name
+                              : "cpu-clock";
+      print_perf_script_sample(
+          out, sample,
+          comm != comm_by_tid.end() ? comm->second
+                                    : ":" + std::to_string(sample.tid),
+          event, stack, symbolizer);
+      ++result.samples_shown;
+    }
+    pending.clear();
+  };
   auto reader =
       profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
   if (!reader) {
@@ -236,6 +259,10 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       }
       if (!next->has_value()) break;
       const profiler::Record& record = **next;
+      if (record.kind == profiler::RecordKind::kFinishedRound) {
+        flush_round();
+        continue;
+      }
       if (record.kind == profiler::RecordKind::kComm) {
         comm_by_tid[record.comm.tid] = record.comm.comm;
         continue;
@@ -258,18 +285,9 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       const profiler::SampleRecord& sample = record.sample;
       ++result.samples_read;
       if (perf_script) {
-        UnwoundStack stack = unwinder.unwind(sample);
-        auto comm = comm_by_tid.find(sample.tid);
-        if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
-        std::string event = sample.attr != nullptr && !sample.attr->name.empty()
-                                ? sample.attr->name
-                                : "cpu-clock";
-        print_perf_script_sample(out, sample,
-                                 comm != comm_by_tid.end()
-                                     ? comm->second
-                                     : ":" + std::to_string(sample.tid),
-                                 event, stack, symbolizer);
-        ++result.samples_shown;
+        // Printed at the end of the round, in time order, once the
+        // round's COMM/FORK records (from other CPUs' buffers) are known.
+        pending.push_back(sample);
         continue;
       }
       size_t index = 0;
@@ -308,6 +326,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       ++result.samples_shown;
     }
   }
+
+  flush_round();
 
   if (!perf_script) {
     const std::string report_dir = options.folder + "/report";
