@@ -222,11 +222,11 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   uint64_t lost_total = 0;
   std::vector<profiler::SampleRecord> pending;  // perf-script: this round
   auto flush_round = [&] {
-    std::stable_sort(pending.begin(), pending.end(),
-                     [](const profiler::SampleRecord& a,
-                        const profiler::SampleRecord& b) {
-                       return a.time < b.time;
-                     });
+    std::stable_sort(
+        pending.begin(), pending.end(),
+        [](const profiler::SampleRecord& a, const profiler::SampleRecord& b) {
+          return a.time < b.time;
+        });
     for (const auto& sample : pending) {
       UnwoundStack stack = unwinder.unwind(sample);
       auto comm = comm_by_tid.find(sample.tid);
@@ -234,11 +234,11 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       std::string event = sample.attr != nullptr && !sample.attr->name.empty()
                               ? sample.attr->name
                               : "cpu-clock";
-      print_perf_script_sample(
-          out, sample,
-          comm != comm_by_tid.end() ? comm->second
-                                    : ":" + std::to_string(sample.tid),
-          event, stack, symbolizer);
+      print_perf_script_sample(out, sample,
+                               comm != comm_by_tid.end()
+                                   ? comm->second
+                                   : ":" + std::to_string(sample.tid),
+                               event, stack, symbolizer);
       ++result.samples_shown;
     }
     pending.clear();
