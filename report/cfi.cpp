@@ -540,7 +540,7 @@ std::vector<FdeInfo> EhFrame::all_fdes() const {
   std::vector<FdeInfo> out;
   std::unordered_map<size_t, Cie> cies;
   size_t offset = 0;
-  auto* stats = const_cast<CfiStats*>(&stats_);
+  CfiStats* stats = &stats_;
   stats->fdes = stats->cies = 0;
   while (offset < eh_frame_.size()) {
     auto header = read_entry_header(eh_frame_, offset);

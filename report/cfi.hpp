@@ -104,7 +104,7 @@ class EhFrame {
   uint64_t hdr_count_ = 0;
   bool indexed_ = false;
   std::vector<FdeInfo> index_;  // sorted by pc_begin (no-hdr fallback)
-  CfiStats stats_;
+  mutable CfiStats stats_;
 };
 
 // Register file of one frame while unwinding (DWARF numbering).
