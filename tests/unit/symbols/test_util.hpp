@@ -1,5 +1,5 @@
 // Helpers shared by the symbols tests: test program paths and running the
-// reference tools (readelf, eu-addr2line, objcopy) through a shell.
+// reference tools (readelf, addr2line, objcopy) through a shell.
 #pragma once
 
 #include <cstdio>
