@@ -258,7 +258,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
         break;
       }
       if (!next->has_value()) break;
-      const profiler::Record& record = **next;
+      profiler::Record& record = **next;
       if (record.kind == profiler::RecordKind::kFinishedRound) {
         flush_round();
         continue;
@@ -287,7 +287,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       if (perf_script) {
         // Printed at the end of the round, in time order, once the
         // round's COMM/FORK records (from other CPUs' buffers) are known.
-        pending.push_back(sample);
+        pending.push_back(std::move(record.sample));
         continue;
       }
       size_t index = 0;

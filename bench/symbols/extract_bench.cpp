@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   std::printf("read_symbols median: %.2f ms\n", a);
   std::printf("nm -S --defined-only median: %.2f ms\n", b);
   std::printf("nm -D -S --defined-only median: %.2f ms\n", c);
-  std::printf("ratio read_symbols / nm: %.3f, / nm -D: %.3f (goal <= 1.0)\n", a / b,
-              a / c);
+  std::printf("ratio read_symbols / nm: %.3f, / nm -D: %.3f (goal <= 1.0)\n",
+              a / b, a / c);
   return 0;
 }

@@ -1,6 +1,6 @@
-// ELF reading on real binaries, cross-checked with readelf / addr2line / eu-addr2line:
-// summary, symbols (§5.5), unwind sections (§5.6), separate debug files,
-// debug info (§5.7), and the system's libc / ld-linux.
+// ELF reading on real binaries, cross-checked with readelf / addr2line /
+// eu-addr2line: summary, symbols (§5.5), unwind sections (§5.6), separate debug
+// files, debug info (§5.7), and the system's libc / ld-linux.
 #include <link.h>
 #include <sys/stat.h>
 
@@ -186,19 +186,57 @@ struct Addr2lineResult {
   size_t frames = 0;      // inline chain length
 };
 
-// GNU addr2line (binutils) -a -i: "0x<addr>" then one "file:line" per frame,
-// innermost first, optionally followed by " (discriminator N)". Used as the
-// reference because it reads both gcc's and clang's DWARF 5.
-std::vector<Addr2lineResult> addr2line(const std::string& path,
-                                       const std::vector<uint64_t>& addrs) {
-  std::string command = "addr2line -a -i -e " + shell_quote(path);
+bool have_llvm_symbolizer() {
+  return std::system("command -v llvm-symbolizer >/dev/null 2>&1") == 0;
+}
+
+bool built_by_clang(const std::string& path) {
+  return run("readelf -p .comment " + shell_quote(path))
+             .find("clang version") != std::string::npos;
+}
+
+std::string hex_addrs(const std::vector<uint64_t>& addrs) {
+  std::string out;
   for (uint64_t a : addrs) {
     char buf[32];
-    std::snprintf(buf, sizeof(buf), " 0x%llx", static_cast<unsigned long long>(a));
-    command += buf;
+    std::snprintf(buf, sizeof(buf), " 0x%llx",
+                  static_cast<unsigned long long>(a));
+    out += buf;
   }
+  return out;
+}
+
+// Source locations with inline chains from a reference symbolizer:
+// llvm-symbolizer when installed (reads gcc's and clang's DWARF 5, inline
+// chains included), else GNU addr2line (binutils; misses some of clang's
+// inline ranges). Line 0 / unknown lines are normalised to ":0".
+std::vector<Addr2lineResult> addr2line(const std::string& path,
+                                       const std::vector<uint64_t>& addrs) {
   std::vector<Addr2lineResult> out;
-  for (std::string line : split_lines(run(command))) {
+  if (have_llvm_symbolizer()) {
+    // One block of "file:line:col" frames (innermost first) per address,
+    // blocks separated by an empty line.
+    std::string text =
+        run("llvm-symbolizer --inlining --functions=none --obj=" +
+            shell_quote(path) + hex_addrs(addrs));
+    bool open = false;
+    for (std::string line : split_lines(text)) {
+      if (line.empty()) {
+        open = false;
+        continue;
+      }
+      if (!open) out.emplace_back();
+      open = true;
+      line.erase(line.rfind(':'));  // column
+      out.back().outermost = line;
+      ++out.back().frames;
+    }
+    return out;
+  }
+  // "0x<addr>" then one "file:line" per frame, innermost first, optionally
+  // followed by " (discriminator N)"; "?" for an unknown line.
+  for (std::string line : split_lines(
+           run("addr2line -a -i -e " + shell_quote(path) + hex_addrs(addrs)))) {
     if (line.rfind("0x", 0) == 0) {
       out.emplace_back();
       continue;
@@ -206,6 +244,7 @@ std::vector<Addr2lineResult> addr2line(const std::string& path,
     if (out.empty()) continue;
     size_t disc = line.find(" (discriminator");
     if (disc != std::string::npos) line.erase(disc);
+    if (line.ends_with(":?")) line.back() = '0';
     out.back().outermost = line;
     ++out.back().frames;
   }
@@ -457,14 +496,18 @@ TEST_SUITE("symbols") {
       // Same answer from addr2line.
       auto reference = addr2line(path, {entry->addr});
       REQUIRE(reference.size() == 1);
-      CHECK(reference[0].outermost == entry->file + ":" + std::to_string(*entry->line));
+      CHECK(reference[0].outermost ==
+            entry->file + ":" + std::to_string(*entry->line));
       // eu-addr2line too, when it can resolve the file (elfutils 0.188 finds
       // no CU in clang's DWARF 5 without .debug_aranges: "??:0").
       char addr[32];
-      std::snprintf(addr, sizeof(addr), "0x%llx", static_cast<unsigned long long>(entry->addr));
-      std::string eu = run("eu-addr2line -e " + shell_quote(path) + " " + addr + " || true");
+      std::snprintf(addr, sizeof(addr), "0x%llx",
+                    static_cast<unsigned long long>(entry->addr));
+      std::string eu =
+          run("eu-addr2line -e " + shell_quote(path) + " " + addr + " || true");
       if (eu.rfind("??", 0) != 0) {
-        CHECK(eu.rfind(entry->file + ":" + std::to_string(*entry->line), 0) == 0);
+        CHECK(eu.rfind(entry->file + ":" + std::to_string(*entry->line), 0) ==
+              0);
       }
       // Bounds and order.
       for (size_t i = 1; i < info->entries.size(); ++i) {
@@ -486,13 +529,52 @@ TEST_SUITE("symbols") {
     for (const DebugInfoEntry& e : info->entries) addrs.push_back(e.addr);
     std::vector<Addr2lineResult> reference = addr2line(path, addrs);
     REQUIRE(reference.size() == info->entries.size());
-    size_t inlined_seen = 0;
     for (size_t i = 0; i < reference.size(); ++i) {
       const DebugInfoEntry& e = info->entries[i];
-      std::string ours = e.file + ":" + (e.line ? std::to_string(*e.line) : "0");
+      std::string ours =
+          e.file + ":" + (e.line ? std::to_string(*e.line) : "0");
       CHECK_MESSAGE(ours == reference[i].outermost, e.name);
-      // Symbols whose first instruction is inlined code: the inline chain
-      // must have been walked up to the real function.
+    }
+
+    // Probe addresses inside prog.cpp's functions too (instrumented builds
+    // rarely start a function with inlined code): every probe must match,
+    // and some must sit in inlined code so the chain walk is exercised.
+    std::vector<Symbol> probes;
+    for (const DebugInfoEntry& e : info->entries) {
+      if (!e.file.ends_with("prog.cpp")) continue;
+      uint64_t step = std::max<uint64_t>(1, e.size / 32);
+      for (uint64_t off = 0; off < e.size; off += step) {
+        probes.push_back(Symbol{e.addr + off, 1, e.name});
+      }
+    }
+    REQUIRE(probes.size() > 20);
+    if (!have_llvm_symbolizer() && built_by_clang(path)) {
+      MESSAGE(
+          "llvm-symbolizer not installed and GNU addr2line misses clang's "
+          "inline chains: probe comparison skipped");
+      return;
+    }
+    auto probed = read_debug_info(path, path, probes, kNoDebugRoots);
+    REQUIRE(probed);
+    std::map<uint64_t, std::string> ours_by_addr;
+    for (const DebugInfoEntry& e : probed->entries) {
+      ours_by_addr[e.addr] =
+          e.file + ":" + (e.line ? std::to_string(*e.line) : "0");
+    }
+    addrs.clear();
+    for (const Symbol& p : probes) addrs.push_back(p.addr);
+    reference = addr2line(path, addrs);
+    REQUIRE(reference.size() == probes.size());
+    size_t inlined_seen = 0;
+    for (size_t i = 0; i < probes.size(); ++i) {
+      CAPTURE(probes[i].addr);
+      auto it = ours_by_addr.find(probes[i].addr);
+      if (reference[i].outermost.rfind("??:", 0) == 0) {
+        CHECK(it == ours_by_addr.end());
+        continue;
+      }
+      REQUIRE(it != ours_by_addr.end());
+      CHECK(it->second == reference[i].outermost);
       if (reference[i].frames > 1) ++inlined_seen;
     }
     CHECK(inlined_seen >= 1);
