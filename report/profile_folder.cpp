@@ -81,7 +81,16 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
 
   nlohmann::json meta;
   if (auto text = base::read_file(folder + "/perf.metadata")) {
-    meta = nlohmann::json::parse(*text, nullptr, false);
+    // The report needs no per-symbol debug info (the largest part of the
+    // file): drop it while parsing instead of building it.
+    nlohmann::json::parser_callback_t skip_debug_info =
+        [](int depth, nlohmann::json::parse_event_t event,
+           nlohmann::json& parsed) {
+          return !(depth == 1 && event == nlohmann::json::parse_event_t::key &&
+                   (parsed == "debug_info" ||
+                    parsed == "mapped_process_debug_info_by_pid"));
+        };
+    meta = nlohmann::json::parse(*text, skip_debug_info, false);
     if (meta.is_discarded() || !meta.is_object()) {
       pf.warnings_.push_back("perf.metadata is not valid JSON: ignored");
       meta = nlohmann::json::object();

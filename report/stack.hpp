@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "profiler/pipedata_reader.hpp"
@@ -42,7 +43,14 @@ class Unwinder {
   ProfileFolder& folder_;
   // Rows by (module, SVMA): return addresses repeat across samples, and
   // running the CIE + FDE program is the costly part of a step.
-  std::map<std::pair<const UnwindModule*, uint64_t>, std::optional<UnwindRow>>
+  struct RowKeyHash {
+    size_t operator()(const std::pair<const UnwindModule*, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 31 +
+                                   reinterpret_cast<uintptr_t>(k.first));
+    }
+  };
+  std::unordered_map<std::pair<const UnwindModule*, uint64_t>,
+                     std::optional<UnwindRow>, RowKeyHash>
       rows_;
 };
 
