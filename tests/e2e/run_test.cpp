@@ -223,6 +223,30 @@ TEST_SUITE("e2e") {
     CHECK(status->code == 0);
   }
 
+  TEST_CASE("SIGTERM to the runner reaches the benchmark; artifacts are kept") {
+    TempDir dir;
+    runner::base::SpawnOptions opts;
+    opts.argv = runner_run(dir, {"--allow-empty"}, {"sleep", "30"});
+    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    opts.stdout_fd = devnull;
+    opts.stderr_fd = devnull;
+    auto runner = runner::base::ChildProcess::spawn(opts);
+    REQUIRE(runner);
+    for (int i = 0; i < 500 && !file_exists(dir.file("runner.fifo.lock")); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(file_exists(dir.file("runner.fifo.lock")));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    REQUIRE(runner->send_signal(SIGTERM));
+    auto status = runner->wait();
+    ::close(devnull);
+    REQUIRE(status);
+    CHECK(status->code == 128 + SIGTERM);  // sleep died of the forwarded signal
+    CHECK(file_exists(dir.file("profile/ExecutionTimestamps.msgpack")));
+    CHECK(file_exists(dir.file("profile/runner.log")));
+    CHECK_FALSE(file_exists(dir.file("runner.ctl.fifo")));
+    CHECK_FALSE(file_exists(dir.file("runner.fifo.lock")));
+  }
+
   TEST_CASE("--no-profile runs without FIFOs: integrations see no runner") {
     TempDir dir;
     auto r = run_process(
