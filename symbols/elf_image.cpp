@@ -44,6 +44,22 @@ bool is_arm_mapping_symbol(std::string_view name) {
   return name.size() == 2 || name[2] == '.';
 }
 
+// Copies the GNU build-id out of a note section or segment, if it has one.
+void read_build_id_note(Elf_Data* data, std::vector<uint8_t>& build_id) {
+  size_t offset = 0, name_off = 0, desc_off = 0;
+  GElf_Nhdr nhdr;
+  while ((offset = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) >
+         0) {
+    if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+        std::memcmp(static_cast<const char*>(data->d_buf) + name_off, "GNU",
+                    4) == 0) {
+      const auto* desc = static_cast<const uint8_t*>(data->d_buf) + desc_off;
+      build_id.assign(desc, desc + nhdr.n_descsz);
+      return;
+    }
+  }
+}
+
 struct SymbolTable {
   Elf_Data* syms = nullptr;
   const char* strings = nullptr;
@@ -170,19 +186,7 @@ base::Status ElfImage::Impl::scan_sections() {
     } else if (shdr.sh_type == SHT_NOTE && summary.build_id.empty()) {
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (data == nullptr) continue;
-      size_t offset = 0, name_off = 0, desc_off = 0;
-      GElf_Nhdr nhdr;
-      while ((offset = gelf_getnote(data, offset, &nhdr, &name_off,
-                                    &desc_off)) > 0) {
-        if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-            std::memcmp(static_cast<const char*>(data->d_buf) + name_off, "GNU",
-                        4) == 0) {
-          const auto* desc =
-              static_cast<const uint8_t*>(data->d_buf) + desc_off;
-          summary.build_id.assign(desc, desc + nhdr.n_descsz);
-          break;
-        }
-      }
+      read_build_id_note(data, summary.build_id);
     } else if (name == ".eh_frame") {
       if (shdr.sh_type != SHT_NOBITS) eh_frame = scn;
     } else if (name == ".eh_frame_hdr") {
@@ -223,19 +227,7 @@ base::Status ElfImage::Impl::scan_sections() {
       Elf_Data* data = elf_getdata_rawchunk(
           elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, ELF_T_NHDR);
       if (data == nullptr) continue;
-      size_t offset = 0, name_off = 0, desc_off = 0;
-      GElf_Nhdr nhdr;
-      while ((offset = gelf_getnote(data, offset, &nhdr, &name_off,
-                                    &desc_off)) > 0) {
-        if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-            std::memcmp(static_cast<const char*>(data->d_buf) + name_off, "GNU",
-                        4) == 0) {
-          const auto* desc =
-              static_cast<const uint8_t*>(data->d_buf) + desc_off;
-          summary.build_id.assign(desc, desc + nhdr.n_descsz);
-          break;
-        }
-      }
+      read_build_id_note(data, summary.build_id);
     }
   }
   return {};
