@@ -13,6 +13,7 @@
 
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
+#include "base/unique_fd.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -30,6 +31,23 @@ std::vector<std::string> runner_run(const TempDir& dir,
                                     std::vector<std::string> extra,
                                     std::vector<std::string> command) {
   return runner_argv("run", dir.file("profile"), dir.path(), extra, command);
+}
+
+// Starts `argv` (a runner) with its output discarded and waits until it
+// holds the FIFO lock in `dir`.
+runner::base::ChildProcess start_runner_holding_lock(
+    const TempDir& dir, std::vector<std::string> argv) {
+  runner::base::SpawnOptions opts;
+  opts.argv = std::move(argv);
+  runner::base::UniqueFd devnull(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  opts.stdout_fd = devnull.get();
+  opts.stderr_fd = devnull.get();
+  auto child = runner::base::ChildProcess::spawn(opts);
+  REQUIRE(child);
+  for (int i = 0; i < 500 && !file_exists(dir.file("runner.fifo.lock")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(file_exists(dir.file("runner.fifo.lock")));
+  return std::move(*child);
 }
 
 }  // namespace
@@ -199,16 +217,8 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a second runner on the same FIFOs refuses clearly") {
     TempDir dir;
-    runner::base::SpawnOptions first;
-    first.argv = runner_run(dir, {"--allow-empty"}, {"sleep", "3"});
-    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    first.stdout_fd = devnull;
-    first.stderr_fd = devnull;
-    auto a = runner::base::ChildProcess::spawn(first);
-    REQUIRE(a);
-    for (int i = 0; i < 300 && !file_exists(dir.file("runner.fifo.lock")); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    REQUIRE(file_exists(dir.file("runner.fifo.lock")));
+    auto a = start_runner_holding_lock(
+        dir, runner_run(dir, {"--allow-empty"}, {"sleep", "3"}));
     TempDir other;
     std::vector<std::string> argv = {
         binary("RUNNER_BIN"), "run",        "--profile-folder",
@@ -217,28 +227,18 @@ TEST_SUITE("e2e") {
     auto b = run_process(argv);
     CHECK(b.exit_code != 0);
     CHECK(b.err.find("another runner") != std::string::npos);
-    auto status = a->wait();
-    ::close(devnull);
+    auto status = a.wait();
     REQUIRE(status);
     CHECK(status->code == 0);
   }
 
   TEST_CASE("SIGTERM to the runner reaches the benchmark; artifacts are kept") {
     TempDir dir;
-    runner::base::SpawnOptions opts;
-    opts.argv = runner_run(dir, {"--allow-empty"}, {"sleep", "30"});
-    int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    opts.stdout_fd = devnull;
-    opts.stderr_fd = devnull;
-    auto runner = runner::base::ChildProcess::spawn(opts);
-    REQUIRE(runner);
-    for (int i = 0; i < 500 && !file_exists(dir.file("runner.fifo.lock")); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    REQUIRE(file_exists(dir.file("runner.fifo.lock")));
+    auto runner = start_runner_holding_lock(
+        dir, runner_run(dir, {"--allow-empty"}, {"sleep", "30"}));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    REQUIRE(runner->send_signal(SIGTERM));
-    auto status = runner->wait();
-    ::close(devnull);
+    REQUIRE(runner.send_signal(SIGTERM));
+    auto status = runner.wait();
     REQUIRE(status);
     CHECK(status->code == 128 + SIGTERM);  // sleep died of the forwarded signal
     CHECK(file_exists(dir.file("profile/ExecutionTimestamps.msgpack")));
