@@ -279,6 +279,8 @@ base::Status finalize_profile(FinalizeInput input) {
     runner["lost_records"] = s.lost_records;
     runner["lost_samples"] = s.lost_samples;
     runner["bytes_written"] = s.bytes_written;
+    runner["drain_passes"] = s.drain_passes;
+    runner["drain_cpu_us"] = s.drain_cpu_ns / 1000;
     runner["write_error"] =
         s.write_failed ? Json(s.write_error) : Json(nullptr);
     runner["ring_buffers_bytes"] =

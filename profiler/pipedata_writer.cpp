@@ -1,12 +1,19 @@
 #include "profiler/pipedata_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 namespace runner::profiler {
+namespace {
+
+// Runs of records above this size skip the buffer.
+constexpr size_t kDirectWriteThreshold = 64 << 10;
+
+}  // namespace
 
 FeatureBuilder& FeatureBuilder::add_u32(uint32_t value) {
   return add_bytes(&value, sizeof(value));
@@ -92,7 +99,54 @@ void PipedataWriter::write_record(std::span<const uint8_t> record) {
   write_bytes(record.data(), record.size());
 }
 
+void PipedataWriter::write_records(std::span<const uint8_t> first,
+                                   std::span<const uint8_t> second) {
+  const size_t total = first.size() + second.size();
+  if (total <= kDirectWriteThreshold || failed_ || !fd_) {
+    write_bytes(first.data(), first.size());
+    write_bytes(second.data(), second.size());
+    return;
+  }
+  flush();
+  iovec pieces[2] = {
+      {const_cast<uint8_t*>(first.data()), first.size()},
+      {const_cast<uint8_t*>(second.data()), second.size()},
+  };
+  write_through(pieces, second.empty() ? 1 : 2);
+}
+
+void PipedataWriter::write_through(iovec* pieces, int count) {
+  size_t left = 0;
+  for (int i = 0; i < count; ++i) left += pieces[i].iov_len;
+  while (left > 0) {
+    if (failed_) {
+      bytes_dropped_ += left;
+      return;
+    }
+    ssize_t n = ::writev(fd_.get(), pieces, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fail(n < 0 ? errno : EIO, "write " + path_);
+      continue;
+    }
+    bytes_written_ += static_cast<uint64_t>(n);
+    left -= static_cast<size_t>(n);
+    // Skip what was written.
+    size_t done = static_cast<size_t>(n);
+    while (count > 0 && done >= pieces[0].iov_len) {
+      done -= pieces[0].iov_len;
+      ++pieces;
+      --count;
+    }
+    if (count > 0) {
+      pieces[0].iov_base = static_cast<uint8_t*>(pieces[0].iov_base) + done;
+      pieces[0].iov_len -= done;
+    }
+  }
+}
+
 void PipedataWriter::write_bytes(const void* data, size_t size) {
+  if (size == 0) return;
   if (failed_ || !fd_) {
     bytes_dropped_ += size;
     return;
@@ -107,18 +161,8 @@ void PipedataWriter::write_bytes(const void* data, size_t size) {
   }
   if (size > buffer_.size()) {
     // Larger than the whole buffer: write it straight through.
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::write(fd_.get(), bytes + done, size - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        fail(n < 0 ? errno : EIO, "write " + path_);
-        bytes_dropped_ += size - done;
-        return;
-      }
-      done += static_cast<size_t>(n);
-      bytes_written_ += static_cast<uint64_t>(n);
-    }
+    iovec piece{const_cast<uint8_t*>(bytes), size};
+    write_through(&piece, 1);
     return;
   }
   std::memcpy(buffer_.data() + used_, bytes, size);
@@ -131,18 +175,8 @@ void PipedataWriter::flush() {
     used_ = 0;
     return;
   }
-  size_t done = 0;
-  while (done < used_) {
-    ssize_t n = ::write(fd_.get(), buffer_.data() + done, used_ - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      fail(n < 0 ? errno : EIO, "write " + path_);
-      bytes_dropped_ += used_ - done;
-      break;
-    }
-    done += static_cast<size_t>(n);
-    bytes_written_ += static_cast<uint64_t>(n);
-  }
+  iovec piece{buffer_.data(), used_};
+  write_through(&piece, used_ == 0 ? 0 : 1);
   used_ = 0;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <linux/perf_event.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <span>
@@ -56,6 +57,11 @@ class PipedataWriter {
   // A complete record (its perf_event_header first).
   void write_record(std::span<const uint8_t> record);
   void write_bytes(const void* data, size_t size);
+  // Complete records lying in one or two pieces (a ring buffer's run of
+  // records): small runs are buffered, large ones are written straight from
+  // the caller's memory (after the buffer) to save a copy.
+  void write_records(std::span<const uint8_t> first,
+                     std::span<const uint8_t> second);
 
   // Writes out the buffer (no fsync).
   void flush();
@@ -71,6 +77,8 @@ class PipedataWriter {
 
  private:
   void fail(int code, const std::string& what);
+  // writev() of `count` pieces until done or failed.
+  void write_through(::iovec* pieces, int count);
 
   base::UniqueFd fd_;
   std::string path_;

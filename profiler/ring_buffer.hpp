@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <vector>
 
 #include "base/mapped_region.hpp"
 #include "base/result.hpp"
@@ -29,12 +28,22 @@ class RingBuffer {
   // rest of the buffer is skipped when one is seen.
   uint64_t bad_records() const { return bad_records_; }
 
-  // Calls on_record(std::span<const uint8_t>) for every complete record
-  // between data_tail and data_head, then gives the space back to the kernel.
-  // A record that wraps the end of the buffer is handed over as one
-  // contiguous copy. Returns the number of records.
-  template <typename OnRecord>
-  uint64_t drain(OnRecord&& on_record);
+  // The bytes of one record, in one piece or two when it wraps the end of
+  // the buffer.
+  struct RecordBytes {
+    std::span<const uint8_t> first, second;
+    size_t size() const { return first.size() + second.size(); }
+    // Copies `n` bytes at `offset` into `out`; false when out of range.
+    bool read(size_t offset, void* out, size_t n) const;
+  };
+
+  // Zero-copy drain: calls on_record(const perf_event_header&, RecordBytes)
+  // for every complete record between data_tail and data_head, then
+  // on_data(first, second) once with the whole run of those records as it
+  // lies in the mapping (second is non-empty when the run wraps), and only
+  // then gives the space back to the kernel. Returns the number of records.
+  template <typename OnRecord, typename OnData>
+  uint64_t drain(OnRecord&& on_record, OnData&& on_data);
 
  private:
   uint64_t load_head() const;
@@ -45,47 +54,59 @@ class RingBuffer {
   const uint8_t* data_ = nullptr;
   uint64_t data_size_ = 0;
   uint64_t bad_records_ = 0;
-  std::vector<uint8_t> scratch_;
 };
 
-template <typename OnRecord>
-uint64_t RingBuffer::drain(OnRecord&& on_record) {
+inline bool RingBuffer::RecordBytes::read(size_t offset, void* out,
+                                          size_t n) const {
+  if (offset + n > size()) return false;
+  auto* dst = static_cast<uint8_t*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t at = offset + i;
+    dst[i] = at < first.size() ? first[at] : second[at - first.size()];
+  }
+  return true;
+}
+
+template <typename OnRecord, typename OnData>
+uint64_t RingBuffer::drain(OnRecord&& on_record, OnData&& on_data) {
   if (meta_ == nullptr) return 0;
   const uint64_t head = load_head();
-  uint64_t tail = meta_->data_tail;  // only we write it
+  const uint64_t start = meta_->data_tail;  // only we write it
   const uint64_t mask = data_size_ - 1;
+  uint64_t tail = start;
   uint64_t count = 0;
+  auto bytes_at = [&](uint64_t position, uint64_t size) {
+    const uint64_t offset = position & mask;
+    RecordBytes bytes;
+    if (offset + size <= data_size_) {
+      bytes.first = {data_ + offset, size};
+    } else {
+      const uint64_t first = data_size_ - offset;
+      bytes.first = {data_ + offset, first};
+      bytes.second = {data_, size - first};
+    }
+    return bytes;
+  };
   while (tail < head) {
     const uint64_t available = head - tail;
     perf_event_header header;
-    const uint64_t offset = tail & mask;
     if (available < sizeof(header)) {
       ++bad_records_;
       break;
     }
-    if (offset + sizeof(header) <= data_size_) {
-      std::memcpy(&header, data_ + offset, sizeof(header));
-    } else {
-      const uint64_t first = data_size_ - offset;
-      std::memcpy(&header, data_ + offset, first);
-      std::memcpy(reinterpret_cast<uint8_t*>(&header) + first, data_,
-                  sizeof(header) - first);
-    }
+    bytes_at(tail, sizeof(header)).read(0, &header, sizeof(header));
     if (header.size < sizeof(header) || header.size > available) {
       ++bad_records_;
       break;
     }
-    if (offset + header.size <= data_size_) {
-      on_record(std::span<const uint8_t>(data_ + offset, header.size));
-    } else {
-      const uint64_t first = data_size_ - offset;
-      scratch_.resize(header.size);
-      std::memcpy(scratch_.data(), data_ + offset, first);
-      std::memcpy(scratch_.data() + first, data_, header.size - first);
-      on_record(std::span<const uint8_t>(scratch_.data(), header.size));
-    }
+    on_record(static_cast<const perf_event_header&>(header),
+              bytes_at(tail, header.size));
     tail += header.size;
     ++count;
+  }
+  if (tail > start) {
+    RecordBytes run = bytes_at(start, tail - start);
+    on_data(run.first, run.second);
   }
   // On a bad header everything up to head is dropped, so that the reader
   // resynchronises instead of stalling the kernel forever.

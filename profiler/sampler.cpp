@@ -273,22 +273,26 @@ struct Sampler::Impl {
 bool Sampler::Impl::drain_pass() {
   uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
   for (CpuBuffer& buffer : cpus) {
-    records += buffer.ring.drain([&](std::span<const uint8_t> record) {
-      perf_event_header header;
-      std::memcpy(&header, record.data(), sizeof(header));
-      if (header.type == PERF_RECORD_SAMPLE) {
-        ++samples;
-      } else if (header.type == PERF_RECORD_LOST &&
-                 record.size() >= sizeof(header) + 2 * sizeof(uint64_t)) {
-        // struct { header; u64 id; u64 lost; sample_id }
-        uint64_t lost = 0;
-        std::memcpy(&lost, record.data() + sizeof(header) + sizeof(uint64_t),
-                    sizeof(lost));
-        ++lost_records;
-        lost_samples += lost;
-      }
-      writer.write_record(record);
-    });
+    records += buffer.ring.drain(
+        [&](const perf_event_header& header,
+            const RingBuffer::RecordBytes& bytes) {
+          if (header.type == PERF_RECORD_SAMPLE) {
+            ++samples;
+          } else if (header.type == PERF_RECORD_LOST) {
+            // struct { header; u64 id; u64 lost; sample_id }
+            uint64_t lost = 0;
+            if (bytes.read(sizeof(header) + sizeof(uint64_t), &lost,
+                           sizeof(lost))) {
+              ++lost_records;
+              lost_samples += lost;
+            }
+          }
+        },
+        [&](std::span<const uint8_t> first, std::span<const uint8_t> second) {
+          // Straight from the mapping: the kernel gets the space back only
+          // after this returns.
+          writer.write_records(first, second);
+        });
   }
   // A round marker lets perf sort and flush what it has read so far: every
   // record of a later pass is newer than all records of the pass before.

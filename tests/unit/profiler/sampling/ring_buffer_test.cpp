@@ -55,7 +55,7 @@ struct FakeKernel {
 }  // namespace
 
 TEST_SUITE("profiler") {
-  TEST_CASE("RingBuffer hands wrapped records over contiguously") {
+  TEST_CASE("RingBuffer hands records and their run over, also when wrapped") {
     FakeKernel kernel(2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
     auto ring = RingBuffer::map(kernel.fd.get(), kernel.data_size);
     REQUIRE(ring);
@@ -73,18 +73,34 @@ TEST_SUITE("profiler") {
         used += s;
       }
       size_t index = 0;
-      uint64_t drained = ring->drain([&](std::span<const uint8_t> record) {
-        REQUIRE(index < sizes.size());
-        CHECK(record.size() == sizes[index]);
-        perf_event_header header;
-        std::memcpy(&header, record.data(), sizeof(header));
-        CHECK(header.type == PERF_RECORD_SAMPLE);
-        bool filled = true;
-        for (size_t i = sizeof(header); i < record.size(); ++i)
-          filled = filled && record[i] == (sizes[index] & 0xff);
-        CHECK(filled);
-        ++index;
-      });
+      std::vector<uint8_t> from_records, from_run;
+      int runs = 0;
+      uint64_t drained = ring->drain(
+          [&](const perf_event_header& header,
+              const RingBuffer::RecordBytes& bytes) {
+            REQUIRE(index < sizes.size());
+            CHECK(header.size == sizes[index]);
+            CHECK(bytes.size() == sizes[index]);
+            CHECK(header.type == PERF_RECORD_SAMPLE);
+            std::vector<uint8_t> record(bytes.size());
+            REQUIRE(bytes.read(0, record.data(), record.size()));
+            CHECK_FALSE(bytes.read(1, record.data(), record.size()));
+            bool filled = true;
+            for (size_t i = sizeof(header); i < record.size(); ++i)
+              filled = filled && record[i] == (sizes[index] & 0xff);
+            CHECK(filled);
+            from_records.insert(from_records.end(), record.begin(),
+                                record.end());
+            ++index;
+          },
+          [&](std::span<const uint8_t> first, std::span<const uint8_t> second) {
+            ++runs;
+            from_run.insert(from_run.end(), first.begin(), first.end());
+            from_run.insert(from_run.end(), second.begin(), second.end());
+          });
+      CHECK(runs == 1);
+      // The run handed to the writer is exactly the records, in order.
+      CHECK(from_run == from_records);
       CHECK(drained == sizes.size());
       seen_total += drained;
       CHECK(kernel.meta()->data_tail == kernel.head);
@@ -101,8 +117,16 @@ TEST_SUITE("profiler") {
     kernel.push(PERF_RECORD_SAMPLE, 32, 1);
     kernel.push(PERF_RECORD_SAMPLE, 4, 2);  // size < header: impossible
     kernel.push(PERF_RECORD_SAMPLE, 32, 3);
-    uint64_t drained = ring->drain([](std::span<const uint8_t>) {});
+    auto ignore_record = [](const perf_event_header&,
+                            const RingBuffer::RecordBytes&) {};
+    uint64_t run_bytes = 0;
+    auto count_run = [&](std::span<const uint8_t> first,
+                         std::span<const uint8_t> second) {
+      run_bytes += first.size() + second.size();
+    };
+    uint64_t drained = ring->drain(ignore_record, count_run);
     CHECK(drained == 1);
+    CHECK(run_bytes == 32);  // only the good record reaches the writer
     CHECK(ring->bad_records() == 1);
     CHECK(kernel.meta()->data_tail == kernel.head);
     // A header claiming more bytes than published.
@@ -113,14 +137,21 @@ TEST_SUITE("profiler") {
                 sizeof(big));
     kernel.head += 8;
     __atomic_store_n(&kernel.meta()->data_head, kernel.head, __ATOMIC_RELEASE);
-    drained = ring->drain([](std::span<const uint8_t>) {});
+    run_bytes = 0;
+    drained = ring->drain(ignore_record, count_run);
     CHECK(drained == 1);
+    CHECK(run_bytes == 16);
     CHECK(ring->bad_records() == 2);
     // Afterwards the buffer works again.
     kernel.push(PERF_RECORD_MMAP2, 40, 5);
+    run_bytes = 0;
     drained = ring->drain(
-        [](std::span<const uint8_t> record) { CHECK(record.size() == 40); });
+        [](const perf_event_header& header, const RingBuffer::RecordBytes&) {
+          CHECK(header.size == 40);
+        },
+        count_run);
     CHECK(drained == 1);
+    CHECK(run_bytes == 40);
   }
 
   TEST_CASE("RingBuffer::map rejects sizes that are not power-of-two pages") {
