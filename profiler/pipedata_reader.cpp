@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/mapped_region.hpp"
 #include "base/unique_fd.hpp"
 #include "profiler/perf_format.hpp"
 
@@ -25,6 +27,10 @@ namespace pf = perf_format;
 // assembled from more than one read and memory stays bounded.
 constexpr size_t kChunkSize = size_t{1} << 20;
 constexpr size_t kMaxRecordSize = 0xffff;
+// Regular files are read through a sliding read-only mapping of this many
+// bytes (plus room for one record) instead: no copy out of the page cache,
+// and resident memory stays bounded because old windows are unmapped.
+constexpr size_t kWindowSize = size_t{4} << 20;
 constexpr size_t kHeaderSize = sizeof(perf_event_header);
 // HEADER_TRACING_DATA and AUXTRACE are followed by a payload that is not
 // counted in header.size; it is skipped without buffering, but a size beyond
@@ -145,10 +151,18 @@ struct PipeDataReader::Impl {
   // Not a vector: a fresh reader should not zero 1 MiB it may never use.
   std::unique_ptr<uint8_t[]> buf;
   size_t buf_size = 0;
-  size_t begin = 0, end = 0;  // unread bytes are buf[begin, end)
-  uint64_t offset = 0;        // file offset of buf[begin]
-  bool eof = false;           // read() returned 0
-  bool done = false;          // end reached or stream broken: next() = end
+  // Regular files: the current window of the file, mapped.
+  bool mapped = false;
+  uint64_t file_size = 0;
+  base::MappedRegion window;
+  const uint8_t* data = nullptr;  // buf.get() or the window
+  size_t begin = 0, end = 0;      // unread bytes are buf[begin, end)
+  uint64_t offset = 0;            // file offset of buf[begin]
+  bool eof = false;               // read() returned 0
+  bool done = false;              // end reached or stream broken: next() = end
+  bool copy_stack = true;         // fill SampleRecord::stack
+  // The last sample's stack copy inside `buf` (valid until the next read).
+  std::span<const uint8_t> last_stack;
 
   // Stable storage: SampleRecord::attr points here and must survive later
   // HEADER_ATTR records; `attrs` is the contiguous copy attrs() returns.
@@ -168,8 +182,9 @@ struct PipeDataReader::Impl {
   // are (fewer only at end of file).
   base::Result<size_t> fill(size_t need) {
     if (end - begin >= need) return end - begin;
+    if (mapped) return fill_window();
     if (begin > 0) {
-      std::memmove(buf.get(), buf.get() + begin, end - begin);
+      std::memmove(buf.get(), data + begin, end - begin);
       end -= begin;
       begin = 0;
     }
@@ -186,6 +201,34 @@ struct PipeDataReader::Impl {
       }
       end += static_cast<size_t>(n);
     }
+    return end - begin;
+  }
+
+  // Maps the window that starts at the page holding `offset`.
+  base::Result<size_t> fill_window() {
+    if (eof || offset >= file_size) {
+      eof = true;
+      return end - begin;
+    }
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t start = offset & ~(page - 1);
+    const uint64_t length = std::min<uint64_t>(
+        file_size - start, kWindowSize + kMaxRecordSize + page);
+    window = base::MappedRegion();  // unmap the old window first
+    auto region = base::MappedRegion::map(fd.get(), static_cast<size_t>(length),
+                                          PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                                          static_cast<off_t>(start));
+    if (!region) {
+      done = true;
+      return std::move(region).error().context("mmap " + path);
+    }
+    window = std::move(*region);
+    ::madvise(const_cast<uint8_t*>(window.bytes().data()), window.size(),
+              MADV_SEQUENTIAL);
+    data = window.bytes().data();
+    begin = static_cast<size_t>(offset - start);
+    end = static_cast<size_t>(length);
+    if (start + length >= file_size) eof = true;
     return end - begin;
   }
 
@@ -304,8 +347,12 @@ struct PipeDataReader::Impl {
   }
 
   // Walks a SAMPLE in the kernel's output order (perf_output_sample).
+  // The stack copy is always returned in *stack_view (pointing into `body`);
+  // it is also copied into s->stack when copy_stack is set.
   static bool decode_sample(const uint8_t* body, size_t size,
-                            const perf_event_attr& attr, SampleRecord* s) {
+                            const perf_event_attr& attr, bool copy_stack,
+                            SampleRecord* s,
+                            std::span<const uint8_t>* stack_view) {
     Cursor c(body, size);
     uint64_t st = attr.sample_type;
     if (st & PERF_SAMPLE_IDENTIFIER) s->id = c.u64();
@@ -359,7 +406,8 @@ struct PipeDataReader::Impl {
         const uint8_t* data = c.take(stack_size);
         uint64_t dyn_size = c.u64();
         if (!c.ok() || dyn_size > stack_size) return false;
-        s->stack.assign(data, data + dyn_size);
+        *stack_view = {data, static_cast<size_t>(dyn_size)};
+        if (copy_stack) s->stack.assign(data, data + dyn_size);
       }
       s->stack_size = stack_size;
     }
@@ -440,6 +488,24 @@ struct PipeDataReader::Impl {
     }
   }
 
+  // Back to a default Record, keeping the capacity of the sample's vectors
+  // (a report reads millions of samples through one Record).
+  static void reset(Record* r) {
+    std::vector<uint64_t> callchain = std::move(r->sample.callchain);
+    std::vector<uint64_t> regs = std::move(r->sample.regs);
+    std::vector<uint8_t> stack = std::move(r->sample.stack);
+    std::vector<uint8_t> raw = std::move(r->raw);
+    *r = Record{};
+    callchain.clear();
+    regs.clear();
+    stack.clear();
+    raw.clear();
+    r->sample.callchain = std::move(callchain);
+    r->sample.regs = std::move(regs);
+    r->sample.stack = std::move(stack);
+    r->raw = std::move(raw);
+  }
+
   // Decodes one whole record at buf[begin, begin + size). Returns false for
   // a record that is skipped (malformed, unknown sample identifier).
   bool decode(const perf_event_header& h, const uint8_t* rec, Record* r) {
@@ -462,7 +528,8 @@ struct PipeDataReader::Impl {
         r->kind = RecordKind::kSample;
         r->sample.misc = h.misc;
         r->sample.attr = state->attr;
-        if (!decode_sample(body, size, state->attr->attr, &r->sample)) {
+        if (!decode_sample(body, size, state->attr->attr, copy_stack,
+                           &r->sample, &last_stack)) {
           ++stats.malformed_records;
           return false;
         }
@@ -587,20 +654,23 @@ struct PipeDataReader::Impl {
     return false;
   }
 
-  base::Result<std::optional<Record>> next() {
+  // Decodes the next kept record into `record`, reusing its vectors'
+  // capacity. False at a clean end of file.
+  base::Result<bool> next_into(Record& record) {
+    last_stack = {};
     while (!done) {
       auto avail = fill(kHeaderSize);
       if (!avail) return std::move(avail).error();
       if (*avail == 0) {
         done = true;
-        return std::optional<Record>();
+        return false;
       }
       if (*avail < kHeaderSize)
         return fail("truncated record header at offset " +
                     std::to_string(offset) + " (" + std::to_string(*avail) +
                     " of 8 bytes)");
       perf_event_header h;
-      std::memcpy(&h, buf.get() + begin, kHeaderSize);
+      std::memcpy(&h, data + begin, kHeaderSize);
       if (h.size < kHeaderSize)
         return fail("impossible record size " + std::to_string(h.size) +
                     " at offset " + std::to_string(offset) + " (type " +
@@ -616,8 +686,8 @@ struct PipeDataReader::Impl {
                     std::to_string(*avail) + " of " + std::to_string(h.size) +
                     " bytes)");
 
-      Record record;
-      const uint8_t* rec = buf.get() + begin;
+      reset(&record);
+      const uint8_t* rec = data + begin;
       bool keep = decode(h, rec, &record);
       // Payloads that follow the record outside of header.size.
       uint64_t extra = 0;
@@ -638,9 +708,9 @@ struct PipeDataReader::Impl {
         if (!skipped) return std::move(skipped).error();
       }
       ++stats.records;
-      if (keep) return std::optional<Record>(std::move(record));
+      if (keep) return true;
     }
-    return std::optional<Record>();
+    return false;
   }
 };
 
@@ -649,11 +719,18 @@ base::Result<PipeDataReader> PipeDataReader::open(const std::string& path) {
   impl->path = path;
   impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + path);
-  impl->buf_size = kChunkSize + kMaxRecordSize;
-  impl->buf.reset(new uint8_t[impl->buf_size]);
+  struct stat st {};
+  if (::fstat(impl->fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    impl->mapped = true;
+    impl->file_size = static_cast<uint64_t>(st.st_size);
+  } else {
+    impl->buf_size = kChunkSize + kMaxRecordSize;
+    impl->buf.reset(new uint8_t[impl->buf_size]);
+    impl->data = impl->buf.get();
+  }
   auto avail = impl->fill(pf::kPipeHeaderSize);
   if (!avail) return std::move(avail).error();
-  const uint8_t* p = impl->buf.get();
+  const uint8_t* p = impl->data + impl->begin;
   if (*avail == 0) return base::Error(path + ": empty file, not a perf.data");
   if (*avail < sizeof(pf::kPipeMagic) ||
       std::memcmp(p, pf::kPipeMagic, sizeof(pf::kPipeMagic)) != 0) {
@@ -686,7 +763,21 @@ PipeDataReader& PipeDataReader::operator=(PipeDataReader&&) noexcept = default;
 PipeDataReader::~PipeDataReader() = default;
 
 base::Result<std::optional<Record>> PipeDataReader::next() {
-  return impl_->next();
+  impl_->copy_stack = true;
+  Record record;
+  base::Result<bool> more = impl_->next_into(record);
+  if (!more) return std::move(more).error();
+  if (!*more) return std::optional<Record>();
+  return std::optional<Record>(std::move(record));
+}
+
+base::Result<bool> PipeDataReader::next_into(Record& record, bool copy_stack) {
+  impl_->copy_stack = copy_stack;
+  return impl_->next_into(record);
+}
+
+std::span<const uint8_t> PipeDataReader::last_stack() const {
+  return impl_->last_stack;
 }
 
 const std::vector<EventAttr>& PipeDataReader::attrs() const {

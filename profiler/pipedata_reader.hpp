@@ -136,6 +136,15 @@ class PipeDataReader {
   // The next record, std::nullopt at a clean end of file, or an Error for a
   // truncated/corrupt stream (the reader then stays at end of file).
   base::Result<std::optional<Record>> next();
+  // The same into a caller-owned Record whose vectors are reused (no
+  // allocation per record once they have grown): true when a record was
+  // read, false at a clean end of file. Without copy_stack, samples leave
+  // SampleRecord::stack empty and last_stack() is their stack copy instead.
+  base::Result<bool> next_into(Record& record, bool copy_stack = true);
+  // The stack copy of the sample last read, inside the reader's buffer:
+  // valid until the next call to next()/next_into(); empty when the last
+  // record was not a sample with a stack.
+  std::span<const uint8_t> last_stack() const;
 
   const std::vector<EventAttr>& attrs() const;
   // The attr an identifier belongs to, or nullptr.

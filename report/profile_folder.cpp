@@ -31,6 +31,84 @@ std::optional<uint64_t> parse_hex(std::string_view text) {
   return v;
 }
 
+constexpr std::string_view kJsonSpace = " \t\r\n";
+
+// Index just past the JSON string that starts at t[i] == '"', or npos.
+size_t skip_json_string(std::string_view t, size_t i) {
+  for (++i; i < t.size(); i += 2) {
+    i = t.find_first_of("\"\\", i);
+    if (i == std::string_view::npos) return i;
+    if (t[i] == '"') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// Index just past the JSON value that starts at t[i], or npos.
+size_t skip_json_value(std::string_view t, size_t i) {
+  int depth = 0;
+  while (i < t.size()) {
+    const char c = t[i];
+    if (c == '"') {
+      i = skip_json_string(t, i);
+      if (i == std::string_view::npos || depth == 0) return i;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (depth == 0) return i;
+      if (--depth == 0) return i + 1;
+    } else if (c == ',' && depth == 0) {
+      return i;
+    }
+    ++i;
+  }
+  return std::string_view::npos;
+}
+
+// The top-level object `text` without its members named in `drop`, found by
+// a scan that only follows strings and brackets (no tokens are built). Any
+// surprise returns the text unchanged: the full parser decides then.
+std::string drop_json_members(std::string_view t,
+                              std::initializer_list<std::string_view> drop) {
+  const std::string original(t);
+  size_t i = t.find_first_not_of(kJsonSpace);
+  if (i == std::string_view::npos || t[i] != '{') return original;
+  std::string out = "{";
+  bool any = false, dropped = false;
+  ++i;
+  while (true) {
+    i = t.find_first_not_of(kJsonSpace, i);
+    if (i == std::string_view::npos) return original;
+    if (t[i] == '}' && !any && !dropped) break;
+    if (t[i] != '"') return original;
+    const size_t member = i;
+    const size_t key_end = skip_json_string(t, i);
+    if (key_end == std::string_view::npos) return original;
+    const std::string_view key = t.substr(i + 1, key_end - i - 2);
+    i = t.find_first_not_of(kJsonSpace, key_end);
+    if (i == std::string_view::npos || t[i] != ':') return original;
+    i = t.find_first_not_of(kJsonSpace, i + 1);
+    if (i == std::string_view::npos) return original;
+    const size_t value_end = skip_json_value(t, i);
+    if (value_end == std::string_view::npos) return original;
+    if (std::find(drop.begin(), drop.end(), key) != drop.end()) {
+      dropped = true;
+    } else {
+      if (any) out += ',';
+      out.append(t.substr(member, value_end - member));
+      any = true;
+    }
+    i = t.find_first_not_of(kJsonSpace, value_end);
+    if (i == std::string_view::npos) return original;
+    if (t[i] == '}') break;
+    if (t[i] != ',') return original;
+    ++i;
+  }
+  out += '}';
+  return out;
+}
+
 std::string marker_kind(const nlohmann::json& marker, uint64_t* ts) {
   if (!marker.is_object() || marker.size() != 1) return "";
   auto it = marker.begin();
@@ -90,7 +168,14 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
                    (parsed == "debug_info" ||
                     parsed == "mapped_process_debug_info_by_pid"));
         };
-    meta = nlohmann::json::parse(*text, skip_debug_info, false);
+    // Cutting the members out before parsing saves lexing them at all; the
+    // callback still drops them if the cut did not apply.
+    meta = nlohmann::json::parse(
+        drop_json_members(*text,
+                          {"debug_info", "mapped_process_debug_info_by_pid"}),
+        skip_debug_info, false);
+    if (meta.is_discarded())
+      meta = nlohmann::json::parse(*text, skip_debug_info, false);
     if (meta.is_discarded() || !meta.is_object()) {
       pf.warnings_.push_back("perf.metadata is not valid JSON: ignored");
       meta = nlohmann::json::object();

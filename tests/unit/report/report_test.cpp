@@ -104,6 +104,38 @@ TEST_SUITE("report") {
     CHECK(svg.find("</svg>") != std::string::npos);
   }
 
+  TEST_CASE("metadata with large debug info members still parses the rest") {
+    runner::testing::TempDir dir;
+    // Debug info with strings that hold brackets, commas and escaped quotes,
+    // before and after the members the report reads.
+    const std::string meta = R"({
+      "debug_info": {"k": [{"name": "f}\"],{", "file": "a\\"}], "n": 1},
+      "mapped_process_module_symbols": {"42": [{"perf_map_key": "0__x",
+                                                "load_bias": 4096}]},
+      "mapped_process_debug_info_by_pid" : {"42": [{"x": "]]]"}]},
+      "path_key_to_path": {"0__x": "/usr/bin/x"}
+    })";
+    REQUIRE(runner::base::write_file_atomic(dir.file("perf.metadata"), meta));
+    auto folder = ProfileFolder::open(dir.path());
+    REQUIRE(folder);
+    CHECK(folder->has_metadata());
+    const PidModules* modules = folder->modules(42);
+    REQUIRE(modules != nullptr);
+    REQUIRE(modules->symbols.size() == 1);
+    CHECK(modules->symbols[0].key == "0__x");
+    CHECK(modules->symbols[0].load_bias == 4096);
+    CHECK(folder->key_path("0__x") == "/usr/bin/x");
+    // A cut that does not apply (unterminated string) falls back to the
+    // parser, which rejects the file as a whole.
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("perf.metadata"),
+        std::string_view(
+            R"({"debug_info": {"a": "x}, "path_key_to_path": {}})")));
+    auto broken = ProfileFolder::open(dir.path());
+    REQUIRE(broken);
+    CHECK_FALSE(broken->has_metadata());
+  }
+
   TEST_CASE("a folder with bad artifacts opens with warnings") {
     runner::testing::TempDir dir;
     REQUIRE(runner::base::write_file_atomic(dir.file("perf.metadata"),

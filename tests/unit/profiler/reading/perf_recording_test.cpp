@@ -153,6 +153,50 @@ TEST_SUITE("profiler") {
     CHECK(all.reader->features().size() == features);
   }
 
+  TEST_CASE("perf: next_into with a reused Record reads what next() reads") {
+    require_perf_or_skip();
+    runner::testing::TempDir dir;
+    std::string file = dir.file("reuse.pipedata");
+    perf_record(file, {helper("hot_loop"), "100"});
+    ReadAll all = read_all(file);
+    REQUIRE(all.clean_eof);
+    auto reader = PipeDataReader::open(file);
+    REQUIRE(reader);
+    Record record;
+    size_t index = 0, with_stack = 0;
+    while (true) {
+      auto more = reader->next_into(record, /*copy_stack=*/false);
+      REQUIRE(more);
+      if (!*more) break;
+      REQUIRE(index < all.records.size());
+      const Record& expected = all.records[index++];
+      REQUIRE(record.kind == expected.kind);
+      CHECK(record.type == expected.type);
+      if (record.kind == RecordKind::kSample) {
+        CHECK(record.sample.time == expected.sample.time);
+        CHECK(record.sample.ip == expected.sample.ip);
+        CHECK(record.sample.tid == expected.sample.tid);
+        CHECK(record.sample.regs == expected.sample.regs);
+        CHECK(record.sample.callchain == expected.sample.callchain);
+        // The stack is lent from the reader's buffer, not copied.
+        CHECK(record.sample.stack.empty());
+        std::span<const uint8_t> lent = reader->last_stack();
+        CHECK(std::equal(lent.begin(), lent.end(),
+                         expected.sample.stack.begin(),
+                         expected.sample.stack.end()));
+        if (!lent.empty()) ++with_stack;
+      } else {
+        CHECK(reader->last_stack().empty());
+        if (record.kind == RecordKind::kMmap2)
+          CHECK(record.mmap.filename == expected.mmap.filename);
+        if (record.kind == RecordKind::kComm)
+          CHECK(record.comm.comm == expected.comm.comm);
+      }
+    }
+    CHECK(index == all.records.size());
+    CHECK(with_stack > 10);
+  }
+
   TEST_CASE("perf: a real recording cut anywhere never breaks the reader") {
     require_perf_or_skip();
     runner::testing::TempDir dir;
