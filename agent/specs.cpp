@@ -16,7 +16,8 @@ std::vector<OptionSpec> profile_options() {
       {"event", 0, true, "EVENT",
        "auto (cycles, else cpu-clock), cycles, cpu-clock or task-clock"},
       {"mmap-size", 0, true, "SIZE",
-       "Ring buffer per CPU, e.g. 8M, 512K (default 8M)"},
+       "Ring buffer per CPU, e.g. 8M, 512K (default: ~0.5 s of samples, "
+       "4M for 997 Hz and dwarf,8192)"},
       {"no-tracking-event", 0, false, "",
        "No always-on side-band event: mappings of processes that exec "
        "outside benchmark windows then come from /proc snapshots only"},

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/fs.hpp"
+#include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
 #include "profiler/perf_format.hpp"
 #include "profiler/ring_buffer.hpp"
@@ -23,30 +24,14 @@ int read_int_file(const std::string& path, int fallback) {
   return static_cast<int>(std::strtol(text->c_str(), nullptr, 10));
 }
 
-perf_event_attr base_attr(uint32_t type, uint64_t config) {
-  perf_event_attr attr{};
-  attr.size = perf_format::kAttrSize;
-  attr.type = type;
-  attr.config = config;
-  attr.freq = 1;
-  attr.sample_freq = 997;
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-  attr.disabled = 1;
-  attr.exclude_kernel = 1;
-  attr.exclude_hv = 1;
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
-  attr.sample_id_all = 1;
-  return attr;
-}
-
-std::string try_open(const perf_event_attr& attr, bool map_buffer = false) {
-  auto event = PerfEvent::open(attr, 0, -1);
+// Opens `attr` the way the sampler does (on this process, per CPU, which is
+// what lets an inherited event be mmapped) and optionally maps a buffer.
+std::string try_open(const perf_event_attr& attr, int cpu,
+                     bool map_buffer = false) {
+  auto event = PerfEvent::open(attr, 0, cpu);
   if (!event) return event.error().what();
   if (map_buffer) {
-    auto ring = RingBuffer::map(
-        event->fd(), 16 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)));
+    auto ring = RingBuffer::map(event->fd(), kMinMmapSize);
     if (!ring) return ring.error().what();
   }
   return "ok";
@@ -73,42 +58,31 @@ ProbeReport probe_system() {
   }
   report.is_root = ::geteuid() == 0;
 
+  // The sampler's own attributes (profiler/event_attrs.hpp), so that what
+  // doctor reports is what a run opens.
+  auto cpus = online_cpus();
+  const int cpu = cpus && !cpus->empty() ? cpus->front() : 0;
+  SamplerOptions dwarf_options;
+  SamplerOptions fp_options;
+  fp_options.call_graph = CallGraphMode::kFramePointer;
+  const uint64_t size = kMinMmapSize;
   std::string cycles =
-      try_open(base_attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES));
+      try_open(sampling_attr(dwarf_options, cycles_event(), size), cpu);
   report.has_pmu = cycles == "ok";
   report.checks.emplace_back("cycles (hardware PMU)", cycles);
-  perf_event_attr clock =
-      base_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
-  report.checks.emplace_back("cpu-clock", try_open(clock));
-
-  perf_event_attr dwarf = clock;
-  dwarf.sample_type |=
-      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CALLCHAIN;
-  dwarf.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
-  dwarf.sample_stack_user = 8192;
-  dwarf.exclude_callchain_user = 1;
-  dwarf.exclude_callchain_kernel = 1;
-  report.checks.emplace_back("cpu-clock + user regs and stack (dwarf)",
-                             try_open(dwarf));
-
-  perf_event_attr callchain = clock;
-  callchain.sample_type |= PERF_SAMPLE_CALLCHAIN;
-  callchain.exclude_callchain_kernel = 1;
-  report.checks.emplace_back("cpu-clock + callchain (frame pointers)",
-                             try_open(callchain));
-
-  perf_event_attr dummy = base_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
-  dummy.freq = 0;
-  dummy.sample_period = 1;
-  dummy.mmap = 1;
-  dummy.mmap2 = 1;
-  dummy.comm = 1;
-  dummy.comm_exec = 1;
-  dummy.task = 1;
+  const EventChoice clock = cpu_clock_event();
+  report.checks.emplace_back(
+      "cpu-clock + user regs and stack (dwarf)",
+      try_open(sampling_attr(dwarf_options, clock, size), cpu));
+  report.checks.emplace_back(
+      "cpu-clock + callchain (frame pointers)",
+      try_open(sampling_attr(fp_options, clock, size), cpu));
   report.checks.emplace_back("dummy tracking event (mmap2, comm, task)",
-                             try_open(dummy));
-  report.checks.emplace_back("ring buffer mmap (64 KiB)",
-                             try_open(clock, /*map_buffer=*/true));
+                             try_open(tracking_attr(dwarf_options), cpu));
+  report.checks.emplace_back(
+      "ring buffer mmap (" + std::to_string(size >> 10) + " KiB)",
+      try_open(sampling_attr(dwarf_options, clock, size), cpu,
+               /*map_buffer=*/true));
   return report;
 }
 
@@ -137,10 +111,12 @@ std::string format_probe_report(const ProbeReport& report) {
     out << explain_open_error(err) << "\n";
   }
   if (!report.is_root) {
-    out << "Ring buffers are 8 MiB per CPU by default; when locked-memory "
-           "limits refuse that they are halved (down to 64 KiB) with a "
-           "warning. Raise kernel.perf_event_mlock_kb or ulimit -l to avoid "
-           "lost samples.\n";
+    out << "Ring buffers are " << (default_mmap_size(SamplerOptions{}) >> 10)
+        << " KiB per CPU by default; when locked-memory limits refuse that "
+           "they are halved (down to "
+        << (kMinMmapSize >> 10)
+        << " KiB) with a warning. Raise kernel.perf_event_mlock_kb or "
+           "ulimit -l to avoid lost samples.\n";
   }
   return out.str();
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
+#include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
 #include "profiler/perf_format.hpp"
 #include "profiler/pipedata_writer.hpp"
@@ -31,12 +33,6 @@ namespace {
 
 constexpr int kDrainTimeoutMs = 100;
 constexpr const char* kTrackingName = "dummy:u";
-
-struct EventChoice {
-  uint32_t type;
-  uint64_t config;
-  std::string name;
-};
 
 uint64_t page_size() { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
@@ -52,98 +48,20 @@ base::Error open_error(base::Error error) {
   return base::Error(std::move(text), error.code());
 }
 
-perf_event_attr sampling_attr(const SamplerOptions& options,
-                              const EventChoice& event, uint64_t mmap_size) {
-  perf_event_attr attr{};
-  attr.size = perf_format::kAttrSize;
-  attr.type = event.type;
-  attr.config = event.config;
-  attr.freq = 1;
-  attr.sample_freq = options.frequency;
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-                     PERF_SAMPLE_CALLCHAIN;
-  if (options.call_graph == CallGraphMode::kDwarf) {
-    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
-    attr.sample_stack_user = options.stack_size;
-    // The user part of the stack is unwound from the copy; a frame-pointer
-    // user callchain would only cost bytes (perf does the same).
-    attr.exclude_callchain_user = 1;
-  }
-  attr.disabled = 1;
-  attr.inherit = 1;
-  attr.exclude_kernel = options.user_only ? 1 : 0;
-  attr.exclude_hv = options.user_only ? 1 : 0;
-  attr.exclude_callchain_kernel = options.user_only ? 1 : 0;
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
-  attr.sample_id_all = 1;
-  // Wake the drain thread when a quarter of the buffer is filled.
-  attr.watermark = 1;
-  attr.wakeup_watermark = static_cast<uint32_t>(mmap_size / 4);
-  if (!options.tracking_event) {
-    // Without the side-band event the sampling event reports mappings and
-    // tasks itself (only while enabled), like a plain `perf record`.
-    attr.mmap = 1;
-    attr.mmap2 = 1;
-    attr.mmap_data = 1;
-    attr.comm = 1;
-    attr.comm_exec = 1;
-    attr.task = 1;
-  }
-  return attr;
-}
-
-// Always enabled from the child's exec on (enable_on_exec), so MMAP2, COMM,
-// FORK and EXIT records arrive even while sampling is disabled. A dummy
-// event never overflows, so it produces no samples.
-perf_event_attr tracking_attr(const SamplerOptions& options) {
-  perf_event_attr attr{};
-  attr.size = perf_format::kAttrSize;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_DUMMY;
-  attr.sample_period = 1;
-  // Same id/is position as the sampling event (IDENTIFIER first in samples,
-  // last in sample_id) so perf can tell the two events apart.
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-  attr.disabled = 1;
-  attr.enable_on_exec = 1;
-  attr.inherit = 1;
-  attr.exclude_kernel = options.user_only ? 1 : 0;
-  attr.exclude_hv = options.user_only ? 1 : 0;
-  attr.mmap = 1;
-  attr.mmap2 = 1;
-  // Non-executable mappings too: perf's unwinder reads .eh_frame_hdr through
-  // the read-only segment that holds it, and needs its MMAP2 to find it.
-  attr.mmap_data = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
-  attr.sample_id_all = 1;
-  return attr;
-}
-
 bool is_missing_event_error(int err) {
   return err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL;
 }
 
 base::Result<EventChoice> choose_event(const SamplerOptions& options, pid_t pid,
                                        int cpu) {
-  EventChoice cycles{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"};
-  EventChoice cpu_clock{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
-                        "cpu-clock"};
+  const EventChoice cycles = cycles_event();
+  const EventChoice cpu_clock = cpu_clock_event();
   if (options.event == "cycles") return cycles;
   if (options.event == "cpu-clock") return cpu_clock;
-  if (options.event == "task-clock")
-    return EventChoice{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
-                       "task-clock"};
+  if (options.event == "task-clock") return task_clock_event();
   // auto: probe cycles with the real attributes (disabled, never mmapped).
-  auto probe = PerfEvent::open(sampling_attr(options, cycles, kDefaultMmapSize),
-                               pid, cpu);
+  auto probe =
+      PerfEvent::open(sampling_attr(options, cycles, kMinMmapSize), pid, cpu);
   if (probe) return cycles;
   if (!is_missing_event_error(probe.error().code()))
     return open_error(std::move(probe).error());
@@ -347,6 +265,20 @@ void Sampler::Impl::run() {
   }
 }
 
+uint64_t default_mmap_size(const SamplerOptions& options) {
+  // A dwarf sample is its stack copy plus ~300 bytes of header, registers
+  // and ids; a frame-pointer sample has a call chain of a few hundred bytes.
+  const uint64_t per_sample = options.call_graph == CallGraphMode::kDwarf
+                                  ? uint64_t{options.stack_size} + 512
+                                  : 512;
+  const uint64_t wanted =
+      uint64_t{options.frequency} * per_sample * kDefaultBufferMs / 1000;
+  // The nearest power of two (buffer sizes must be one).
+  uint64_t size = wanted == 0 ? 0 : std::bit_floor(wanted);
+  if (wanted - size > size / 2) size *= 2;
+  return std::clamp<uint64_t>(size, kMinMmapSize, kMaxDefaultMmapSize);
+}
+
 base::Status validate_options(const SamplerOptions& options) {
   if (options.frequency == 0)
     return base::Error("sampling frequency must be > 0", EINVAL);
@@ -397,7 +329,7 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
   impl->event_name = event.name;
 
   uint64_t mmap_size =
-      options.mmap_size != 0 ? options.mmap_size : kDefaultMmapSize;
+      options.mmap_size != 0 ? options.mmap_size : default_mmap_size(options);
   const uint64_t min_size = std::min(mmap_size, kMinMmapSize);
   bool shrunk = false;
   perf_event_attr sample_attr = sampling_attr(options, event, mmap_size);

@@ -213,6 +213,21 @@ const char* kExecTarget = SAMPLING_EXEC_TARGET;
 }  // namespace
 
 TEST_SUITE("profiler") {
+  TEST_CASE("the default ring buffer holds about half a second of samples") {
+    SamplerOptions options;
+    CHECK(default_mmap_size(options) == (4ULL << 20));  // 997 Hz x 8 KiB
+    options.stack_size = 32768;
+    CHECK(default_mmap_size(options) == (16ULL << 20));
+    options.stack_size = 65528;
+    options.frequency = 20000;
+    CHECK(default_mmap_size(options) == kMaxDefaultMmapSize);
+    options.call_graph = CallGraphMode::kFramePointer;
+    options.frequency = 997;
+    CHECK(default_mmap_size(options) == (256ULL << 10));
+    options.frequency = 0;
+    CHECK(default_mmap_size(options) == kMinMmapSize);
+  }
+
   TEST_CASE("validate_options rejects bad sizes and events") {
     SamplerOptions options;
     CHECK(validate_options(options));
@@ -286,7 +301,7 @@ TEST_SUITE("profiler") {
     std::map<std::string, std::string> checks(report.checks.begin(),
                                               report.checks.end());
     CHECK(checks.size() == report.checks.size());
-    CHECK(checks.at("cpu-clock") == "ok");
+    CHECK(checks.at("cpu-clock + callchain (frame pointers)") == "ok");
     CHECK(checks.at("cpu-clock + user regs and stack (dwarf)") == "ok");
     CHECK(checks.at("dummy tracking event (mmap2, comm, task)") == "ok");
     CHECK(checks.at("ring buffer mmap (64 KiB)") == "ok");
@@ -314,7 +329,7 @@ TEST_SUITE("profiler") {
     CHECK(stats.samples > 100);  // ~400 expected at 997 Hz
     CHECK(stats.lost_records == 0);
     CHECK_FALSE(stats.write_failed);
-    CHECK(stats.mmap_size_per_cpu == kDefaultMmapSize);
+    CHECK(stats.mmap_size_per_cpu == default_mmap_size(SamplerOptions{}));
     CHECK(stats.drain_passes > 0);
     CHECK(stats.records >= stats.samples);
     CHECK(stats.bytes_written == base::read_file(spec.output)->size());
@@ -662,7 +677,7 @@ TEST_SUITE("profiler") {
     MESSAGE("unprivileged buffer: ", size >> 10, " KiB per CPU, samples ",
             samples);
     CHECK(shrunk == 1);
-    CHECK(size < kDefaultMmapSize);
+    CHECK(size < default_mmap_size(SamplerOptions{}));
     CHECK(size >= kMinMmapSize);
     // All CPUs share the budget: 516 KiB per CPU of perf_event_mlock_kb (the
     // default) gives 512 KiB buffers, not one big and one minimal buffer.

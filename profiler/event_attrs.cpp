@@ -1,0 +1,94 @@
+#include "profiler/event_attrs.hpp"
+
+#include <time.h>
+
+#include "profiler/perf_format.hpp"
+
+namespace runner::profiler {
+
+EventChoice cycles_event() {
+  return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"};
+}
+EventChoice cpu_clock_event() {
+  return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock"};
+}
+EventChoice task_clock_event() {
+  return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock"};
+}
+
+perf_event_attr sampling_attr(const SamplerOptions& options,
+                              const EventChoice& event, uint64_t mmap_size) {
+  perf_event_attr attr{};
+  attr.size = perf_format::kAttrSize;
+  attr.type = event.type;
+  attr.config = event.config;
+  attr.freq = 1;
+  attr.sample_freq = options.frequency;
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+                     PERF_SAMPLE_CALLCHAIN;
+  if (options.call_graph == CallGraphMode::kDwarf) {
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
+    attr.sample_stack_user = options.stack_size;
+    // The user part of the stack is unwound from the copy; a frame-pointer
+    // user callchain would only cost bytes (perf does the same).
+    attr.exclude_callchain_user = 1;
+  }
+  attr.disabled = 1;
+  attr.inherit = 1;
+  attr.exclude_kernel = options.user_only ? 1 : 0;
+  attr.exclude_hv = options.user_only ? 1 : 0;
+  attr.exclude_callchain_kernel = options.user_only ? 1 : 0;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.sample_id_all = 1;
+  // Wake the drain thread when a quarter of the buffer is filled.
+  attr.watermark = 1;
+  attr.wakeup_watermark = static_cast<uint32_t>(mmap_size / 4);
+  if (!options.tracking_event) {
+    // Without the side-band event the sampling event reports mappings and
+    // tasks itself (only while enabled), like a plain `perf record`.
+    attr.mmap = 1;
+    attr.mmap2 = 1;
+    attr.mmap_data = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+  }
+  return attr;
+}
+
+// Always enabled from the child's exec on (enable_on_exec), so MMAP2, COMM,
+// FORK and EXIT records arrive even while sampling is disabled. A dummy
+// event never overflows, so it produces no samples.
+perf_event_attr tracking_attr(const SamplerOptions& options) {
+  perf_event_attr attr{};
+  attr.size = perf_format::kAttrSize;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.sample_period = 1;
+  // Same id/is position as the sampling event (IDENTIFIER first in samples,
+  // last in sample_id) so perf can tell the two events apart.
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+  attr.disabled = 1;
+  attr.enable_on_exec = 1;
+  attr.inherit = 1;
+  attr.exclude_kernel = options.user_only ? 1 : 0;
+  attr.exclude_hv = options.user_only ? 1 : 0;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  // Non-executable mappings too: perf's unwinder reads .eh_frame_hdr through
+  // the read-only segment that holds it, and needs its MMAP2 to find it.
+  attr.mmap_data = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.sample_id_all = 1;
+  return attr;
+}
+
+}  // namespace runner::profiler
