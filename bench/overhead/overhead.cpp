@@ -2,11 +2,12 @@
 // `perf record -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192
 // --user-callchains -o -`, measured side by side in one interleaved run.
 //   overhead RUNNER WORKLOAD [REPS] [WORK]
-// Prints, per variant (threads, procs): median workload wall time bare,
-// under the runner and under perf record, the slowdowns and their ratio;
-// then the fixed start+stop cost of `runner run -- true` vs
-// `perf record -- true`; lost samples at dwarf,32768; the runner's own peak
-// RSS besides its ring buffers.
+// Prints, per variant (threads, procs): median workload wall and CPU time
+// bare, under the runner, under perf record and under the runner in fp mode
+// (the sampling interrupts alone), the slowdowns and the runner/perf ratio;
+// the runner's drain thread CPU; then the fixed start+stop cost of `runner run
+// -- true` vs `perf record -- true`; lost samples at dwarf,32768; the runner's
+// own peak RSS besides its ring buffers.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,11 +73,28 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The workload writes its own elapsed ns to $WORKLOAD_RESULT.
-double workload_ns(const std::string& tmp) {
+struct Sample {
+  double wall_ns = 0, cpu_ns = 0;
+};
+
+// The workload writes its elapsed ns and its workers' CPU ns to
+// $WORKLOAD_RESULT.
+Sample workload_result(const std::string& tmp) {
+  Sample sample;
   auto text = runner::base::read_file(tmp + "/result");
   ::unlink((tmp + "/result").c_str());
-  return text ? std::atof(text->c_str()) : 0.0;
+  if (text)
+    std::sscanf(text->c_str(), "%lf %lf", &sample.wall_ns, &sample.cpu_ns);
+  return sample;
+}
+
+// The `runner` section of a profile folder's perf.metadata.
+std::optional<nlohmann::json> read_runner_metadata(const std::string& folder) {
+  auto text = runner::base::read_file(folder + "/perf.metadata");
+  if (!text) return std::nullopt;
+  auto meta = nlohmann::json::parse(*text, nullptr, false);
+  if (meta.is_discarded() || !meta.contains("runner")) return std::nullopt;
+  return meta["runner"];
 }
 
 }  // namespace
@@ -95,20 +114,34 @@ int main(int argc, char** argv) {
 
   std::printf("bench/overhead: %d interleaved reps, work=%s\n", reps,
               work.c_str());
-  std::printf("%-8s %12s %12s %12s %10s %10s %12s\n", "variant", "bare ms",
-              "runner ms", "perf ms", "runner +%", "perf +%", "runner/perf");
+  std::printf(
+      "wall: the workload's own elapsed time; cpu: its workers' CPU time, "
+      "where the kernel's per-sample cost lands (less sensitive to other "
+      "load). fp: the runner without stack copies (interrupt-only floor).\n");
+  std::printf("%-8s %-5s %10s %10s %10s %10s %9s %9s %9s %12s\n", "variant", "",
+              "bare ms", "runner ms", "perf ms", "fp ms", "runner +%",
+              "perf +%", "fp +%", "runner/perf");
+  std::vector<double> drain_ms;
   for (const char* variant : {"threads", "procs"}) {
-    std::vector<double> bare, with_runner, with_perf;
+    // [configuration][rep]: wall and CPU ns.
+    std::vector<double> wall[4], cpu[4];
+    auto record = [&](int config) {
+      Sample sample = workload_result(tmp);
+      wall[config].push_back(sample.wall_ns);
+      cpu[config].push_back(sample.cpu_ns);
+    };
     for (int rep = 0; rep < reps; ++rep) {
       std::vector<std::string> cmd = {workload, variant, "2", work};
       run(cmd, tmp);
-      bare.push_back(workload_ns(tmp));
+      record(0);
       std::vector<std::string> r = {runner,           "run",
                                     "--allow-empty",  "--profile-folder",
                                     tmp + "/profile", "--"};
       r.insert(r.end(), cmd.begin(), cmd.end());
       run(r, tmp);
-      with_runner.push_back(workload_ns(tmp));
+      record(1);
+      if (auto meta = read_runner_metadata(tmp + "/profile"))
+        drain_ms.push_back(meta->value("drain_cpu_us", 0.0) / 1000.0);
       std::filesystem::remove_all(tmp + "/profile");
       std::vector<std::string> p = {
           "sh", "-c",
@@ -116,13 +149,31 @@ int main(int argc, char** argv) {
           "--user-callchains -o - -- " +
               workload + " " + variant + " 2 " + work + " > " + perf_out};
       run(p, tmp);
-      with_perf.push_back(workload_ns(tmp));
+      record(2);
+      std::vector<std::string> fp = {
+          runner,           "run", "--allow-empty",
+          "--call-graph",   "fp",  "--profile-folder",
+          tmp + "/profile", "--"};
+      fp.insert(fp.end(), cmd.begin(), cmd.end());
+      run(fp, tmp);
+      record(3);
+      std::filesystem::remove_all(tmp + "/profile");
     }
-    double b = median(bare), r = median(with_runner), p = median(with_perf);
-    double rs = (r / b - 1) * 100, ps = (p / b - 1) * 100;
-    std::printf("%-8s %12.1f %12.1f %12.1f %9.1f%% %9.1f%% %12.2f\n", variant,
-                b / 1e6, r / 1e6, p / 1e6, rs, ps, ps > 0 ? rs / ps : 0.0);
+    for (bool is_cpu : {false, true}) {
+      const auto* m = is_cpu ? cpu : wall;
+      double b = median(m[0]), r = median(m[1]), p = median(m[2]),
+             f = median(m[3]);
+      double rs = (r / b - 1) * 100, ps = (p / b - 1) * 100,
+             fs = (f / b - 1) * 100;
+      std::printf(
+          "%-8s %-5s %10.1f %10.1f %10.1f %10.1f %8.1f%% %8.1f%% %8.1f%% "
+          "%12.2f\n",
+          variant, is_cpu ? "cpu" : "wall", b / 1e6, r / 1e6, p / 1e6, f / 1e6,
+          rs, ps, fs, ps > 0 ? rs / ps : 0.0);
+    }
   }
+  std::printf("runner drain thread CPU per run: %.1f ms (median)\n",
+              median(drain_ms));
 
   std::vector<double> runner_true, perf_true;
   for (int rep = 0; rep < reps; ++rep) {
@@ -151,20 +202,15 @@ int main(int argc, char** argv) {
                 "--profile-folder", tmp + "/profile", "--", workload, "threads",
                 "2", work},
                tmp);
-  auto text = runner::base::read_file(tmp + "/profile/perf.metadata");
-  if (text) {
-    auto meta = nlohmann::json::parse(*text, nullptr, false);
-    if (!meta.is_discarded() && meta.contains("runner")) {
-      const auto& r = meta["runner"];
-      std::printf("dwarf,32768 on 2 threads: %llu samples, %llu lost\n",
-                  r.value("samples", 0ull), r.value("lost_samples", 0ull));
-      double rss = r.value("max_rss_kib", 0.0) / 1024.0;
-      double rings = r.value("ring_buffers_bytes", 0.0) / (1024.0 * 1024.0);
-      std::printf(
-          "runner peak RSS %.1f MiB, of which ring buffers up to "
-          "%.1f MiB: %.1f MiB besides them\n",
-          rss, rings, rss - rings);
-    }
+  if (auto r = read_runner_metadata(tmp + "/profile")) {
+    std::printf("dwarf,32768 on 2 threads: %llu samples, %llu lost\n",
+                r->value("samples", 0ull), r->value("lost_samples", 0ull));
+    double rss = r->value("max_rss_kib", 0.0) / 1024.0;
+    double rings = r->value("ring_buffers_bytes", 0.0) / (1024.0 * 1024.0);
+    std::printf(
+        "runner peak RSS %.1f MiB, of which ring buffers up to "
+        "%.1f MiB: %.1f MiB besides them\n",
+        rss, rings, rss - rings);
   } else {
     std::printf("dwarf,32768 run wrote no metadata (exit %d)\n", o.code);
   }
