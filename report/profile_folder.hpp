@@ -38,6 +38,8 @@ class SymbolTable {
   explicit SymbolTable(std::vector<symbols::Symbol> symbols);
   // The symbol containing `addr` (raw ELF address), or nullptr.
   const symbols::Symbol* find(uint64_t addr) const;
+  // Every symbol, sorted by address (one per address).
+  const std::vector<symbols::Symbol>& entries() const { return symbols_; }
   uint64_t min_addr() const { return min_; }
   uint64_t max_end() const { return max_end_; }
 

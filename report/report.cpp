@@ -142,8 +142,6 @@ void print_perf_script_sample(std::ostream& out,
   text += head;
   for (size_t i = 0; i < stack.addrs.size(); ++i) {
     uint64_t addr = stack.addrs[i];
-    const FrameInfo& frame = symbolizer.frame(
-        symbolizer.resolve(static_cast<int32_t>(sample.pid), addr, i == 0));
     // "\t%16lx " without printf: this runs once per frame.
     char line[19];
     line[0] = '\t';
@@ -155,11 +153,20 @@ void print_perf_script_sample(std::ostream& out,
       v >>= 4;
     } while (v != 0 && pos > 0);
     while (pos > 0) line[pos--] = ' ';
-    text.append(line, sizeof(line));
-    text += frame.name;
-    text += " (";
-    text += frame.dso.empty() ? "[unknown]" : frame.dso;
-    text += ")\n";
+    // Inlined functions (--inline) first, at the same address; like perf,
+    // they carry " (inlined)" instead of the dso.
+    for (uint32_t id : symbolizer.resolve_frames(
+             static_cast<int32_t>(sample.pid), addr, i == 0)) {
+      const FrameInfo& frame = symbolizer.frame(id);
+      text.append(line, sizeof(line));
+      text += frame.name;
+      if (!frame.inlined) {
+        text += " (";
+        text += frame.dso.empty() ? "[unknown]" : frame.dso;
+        text += ')';
+      }
+      text += '\n';
+    }
   }
   text += '\n';
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -197,13 +204,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                           ProfileFolder::open(options.folder), "report");
   ReportResult result;
   const bool perf_script = options.format == ReportOptions::Format::kPerfScript;
-  if (options.inline_frames)
-    folder.warnings().push_back(
-        "--inline: inline frames are not expanded by this version; frames "
-        "are reported per function");
-
   Unwinder unwinder(folder);
-  Symbolizer symbolizer(folder, options.demangle);
+  Symbolizer symbolizer(folder, options.demangle, options.inline_frames);
   std::vector<Bench> benches;
   std::map<std::string, size_t> bench_by_name;
   std::vector<size_t> bench_of_window;
@@ -305,10 +307,12 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       UnwoundStack stack = unwinder.unwind(sample);
       std::vector<uint32_t> ids;
       ids.reserve(stack.addrs.size());
-      // Root first, leaf last.
-      for (size_t i = stack.addrs.size(); i-- > 0;)
-        ids.push_back(symbolizer.resolve(static_cast<int32_t>(sample.pid),
-                                         stack.addrs[i], i == 0));
+      // Root first, leaf last (inlined functions after their caller).
+      for (size_t i = stack.addrs.size(); i-- > 0;) {
+        auto frames = symbolizer.resolve_frames(
+            static_cast<int32_t>(sample.pid), stack.addrs[i], i == 0);
+        ids.insert(ids.end(), frames.rbegin(), frames.rend());
+      }
       bool proper = window->rounds.empty() || in_rounds(*window, sample.time);
       (proper ? bench.proper : bench.harness)[ids] += 1;
       (proper ? bench.summary.samples : bench.summary.harness_samples) += 1;

@@ -24,8 +24,9 @@ namespace runner::report {
 struct ReportOptions {
   std::string folder;
   bool demangle = true;
-  // Expand inlined frames through the original ELF files' DWARF when they
-  // are present (not implemented yet: reported as a warning).
+  // Expand inlined functions through the DWARF of the original ELF files
+  // (or their separate debug files) when they are on disk and match the
+  // profiled ones; other modules are warned about and kept per function.
   bool inline_frames = false;
   enum class Format { kDefault, kPerfScript } format = Format::kDefault;
   unsigned top = 10;

@@ -248,17 +248,77 @@ uint32_t Symbolizer::intern(FrameInfo info) {
   return id;
 }
 
-uint32_t Symbolizer::resolve(int32_t pid, uint64_t addr, bool leaf) {
+std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
+                                                     bool leaf) {
   uint64_t lookup = leaf || addr == 0 ? addr : addr - 1;
   auto key = std::make_tuple(pid, lookup);
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
-  uint32_t id = intern(this->lookup(pid, lookup));
-  cache_.emplace(key, id);
-  return id;
+  if (it == cache_.end()) {
+    FrameList list{static_cast<uint32_t>(frame_lists_.size()), 0};
+    SymbolLocation location;
+    FrameInfo function = this->lookup(pid, lookup, &location);
+    if (inline_frames_ && !location.key.empty()) {
+      if (const auto* resolver = inline_resolver(location.key)) {
+        // Same address as the function's frame, innermost first, as perf.
+        for (const symbols::InlineFrame& f : resolver->at(location.svma)) {
+          frame_lists_.push_back(intern(FrameInfo{
+              display_name(f.name) + " (inlined)", function.dso, true, true}));
+        }
+      }
+    }
+    frame_lists_.push_back(intern(std::move(function)));
+    list.count = static_cast<uint32_t>(frame_lists_.size()) - list.first;
+    it = cache_.emplace(key, list).first;
+  }
+  return std::span<const uint32_t>(frame_lists_)
+      .subspan(it->second.first, it->second.count);
 }
 
-FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr) {
+const symbols::InlineResolver* Symbolizer::inline_resolver(
+    const std::string& key) {
+  auto it = inline_resolvers_.find(key);
+  if (it != inline_resolvers_.end()) return it->second ? &*it->second : nullptr;
+  it = inline_resolvers_.emplace(key, std::nullopt).first;
+  const std::string path = folder_.key_path(key);
+  // Pseudo files ([vdso], anonymous JIT code) have no ELF file on disk.
+  if (path.empty() || path[0] != '/') return nullptr;
+  auto skip = [&](const std::string& why) -> const symbols::InlineResolver* {
+    folder_.warnings().push_back("--inline: " + path + ": " + why +
+                                 "; its frames are not expanded");
+    return nullptr;
+  };
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return skip("missing");
+  // The profile does not record build ids: the file on disk is taken to be
+  // the profiled one when every symbol of <key>.symbols.map is in it, at the
+  // same address, under the same name.
+  const SymbolTable* table = folder_.symbols(key);
+  if (table == nullptr) return nullptr;
+  symbols::DebugSearch search;
+  auto on_disk = symbols::read_symbols(path, search);
+  if (!on_disk) return skip("unreadable (" + on_disk.error().what() + ")");
+  for (const symbols::Symbol& s : table->entries()) {
+    auto same = std::equal_range(
+        on_disk->begin(), on_disk->end(), s,
+        [](const symbols::Symbol& a, const symbols::Symbol& b) {
+          return a.addr < b.addr;
+        });
+    if (std::none_of(same.first, same.second, [&](const symbols::Symbol& d) {
+          return d.name == s.name;
+        }))
+      return skip(
+          "a different file than the profiled one (its symbols differ "
+          "from " +
+          key + ".symbols.map)");
+  }
+  auto resolver = symbols::InlineResolver::open(path, search);
+  if (!resolver) return skip("no DWARF (" + resolver.error().what() + ")");
+  it->second.emplace(std::move(*resolver));
+  return &*it->second;
+}
+
+FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
+                             SymbolLocation* location) {
   if (const auto* jit = folder_.perf_map(pid)) {
     auto it = std::upper_bound(
         jit->begin(), jit->end(), addr,
@@ -278,6 +338,7 @@ FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr) {
     if (table == nullptr) return std::nullopt;
     const symbols::Symbol* sym = table->find(addr - bias);
     if (sym == nullptr) return std::nullopt;
+    *location = SymbolLocation{key, addr - bias};
     return FrameInfo{display_name(sym->name), folder_.key_path(key), true};
   };
   // The module whose executable mapping holds the address.

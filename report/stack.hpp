@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -55,32 +56,59 @@ class Unwinder {
 };
 
 struct FrameInfo {
-  std::string name;  // display name
+  std::string name;  // display name; inlined functions end in " (inlined)"
   std::string dso;   // module path ("" when unknown)
   bool resolved = false;
+  bool inlined = false;  // an inlined function's frame (perf prints no dso)
 };
 
 class Symbolizer {
  public:
-  Symbolizer(ProfileFolder& folder, bool demangle)
-      : folder_(folder), demangle_(demangle) {}
-  // Frame id of `addr` in `pid`; non-leaf frames are looked up at addr - 1
-  // (the call instruction), like perf does.
-  uint32_t resolve(int32_t pid, uint64_t addr, bool leaf);
+  // `inline_frames`: expand inlined functions through the DWARF of the
+  // original ELF files, when they are on disk and are the profiled files.
+  Symbolizer(ProfileFolder& folder, bool demangle, bool inline_frames = false)
+      : folder_(folder), demangle_(demangle), inline_frames_(inline_frames) {}
+  // Frame ids of `addr` in `pid`: the inlined functions containing it,
+  // innermost first (only with inline expansion), then the function itself.
+  // Non-leaf frames are looked up at addr - 1 (the call instruction), like
+  // perf does. Valid until the next resolve call.
+  std::span<const uint32_t> resolve_frames(int32_t pid, uint64_t addr,
+                                           bool leaf);
+  // The function itself (the last of resolve_frames).
+  uint32_t resolve(int32_t pid, uint64_t addr, bool leaf) {
+    return resolve_frames(pid, addr, leaf).back();
+  }
   const FrameInfo& frame(uint32_t id) const { return frames_[id]; }
   size_t distinct_frames() const { return frames_.size(); }
 
  private:
-  FrameInfo lookup(int32_t pid, uint64_t addr);
+  // Where lookup found a symbol: its module and raw ELF address.
+  struct SymbolLocation {
+    std::string key;
+    uint64_t svma = 0;
+  };
+  struct FrameList {
+    uint32_t first = 0, count = 0;  // in frame_lists_
+  };
+
+  FrameInfo lookup(int32_t pid, uint64_t addr, SymbolLocation* location);
+  // The module's inline resolver, opened (and checked against the folder's
+  // symbols) on first use; nullptr when the module cannot be expanded, which
+  // is warned about once.
+  const symbols::InlineResolver* inline_resolver(const std::string& key);
   std::string display_name(const std::string& raw);
   uint32_t intern(FrameInfo info);
 
   ProfileFolder& folder_;
   bool demangle_;
-  std::map<std::tuple<int32_t, uint64_t>, uint32_t> cache_;
+  bool inline_frames_;
+  std::map<std::tuple<int32_t, uint64_t>, FrameList> cache_;
+  std::vector<uint32_t> frame_lists_;
   std::map<std::pair<std::string, std::string>, uint32_t> ids_;
   std::map<std::string, std::string> demangled_;
   std::vector<FrameInfo> frames_;
+  std::map<std::string, std::optional<symbols::InlineResolver>>
+      inline_resolvers_;  // by module key; nullopt: not expanded
 };
 
 // Demangles like perf (C++ and Rust, no parameter lists); raw names that are

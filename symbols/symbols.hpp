@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -138,6 +139,46 @@ base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
                                               const std::string& recorded_path,
                                               std::span<const Symbol> symbols,
                                               const DebugSearch& search);
+
+// ---- inline frames (runner report --inline)
+// ----------------------------------------------
+
+// One inlined function containing an address.
+struct InlineFrame {
+  // DW_AT_linkage_name, else DW_AT_name, of the inlined function (followed
+  // through DW_AT_abstract_origin / DW_AT_specification); "??" when the
+  // DWARF names none.
+  std::string name;
+};
+
+// The inline call trees of one ELF file, from its own DWARF or from its
+// separate debug file. Each compile unit is indexed lazily, on the first
+// query that lands in it. Move-only; not safe to use from two threads.
+class InlineResolver {
+ public:
+  // Error when neither the file nor a separate debug file (find_debug_file)
+  // has DWARF describing code.
+  static base::Result<InlineResolver> open(const std::string& elf_path,
+                                           const DebugSearch& search);
+
+  InlineResolver(InlineResolver&& other) noexcept;
+  InlineResolver& operator=(InlineResolver&& other) noexcept;
+  ~InlineResolver();
+
+  // The inlined functions whose code contains `svma` (a raw ELF address),
+  // innermost first. The containing real function is not part of it (the
+  // symbol table names it); empty when the address is not in inlined code
+  // or not described by the DWARF.
+  std::vector<InlineFrame> at(uint64_t svma) const;
+
+  // The file whose DWARF is read (the ELF itself or its debug file).
+  const std::string& dwarf_path() const;
+
+ private:
+  struct Impl;
+  explicit InlineResolver(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // ---- artifact builder
 // --------------------------------------------------------

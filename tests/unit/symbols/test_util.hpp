@@ -21,6 +21,7 @@ inline std::string env_path(const char* name) {
 inline std::string prog_pie() { return env_path("SYMBOLS_PROG_PIE"); }
 inline std::string prog_nopie() { return env_path("SYMBOLS_PROG_NOPIE"); }
 inline std::string prog_cpp() { return env_path("SYMBOLS_PROG_CPP"); }
+inline std::string prog_inline() { return env_path("SYMBOLS_PROG_INLINE"); }
 
 inline std::string shell_quote(const std::string& s) {
   std::string out = "'";
