@@ -126,6 +126,22 @@ bool in_rounds(const Window& w, uint64_t time) {
   return false;
 }
 
+// The scalar fields of a sample (what printing needs), without copying its
+// callchain, registers and stack.
+profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
+  profiler::SampleRecord out;
+  out.id = sample.id;
+  out.ip = sample.ip;
+  out.pid = sample.pid;
+  out.tid = sample.tid;
+  out.time = sample.time;
+  out.cpu = sample.cpu;
+  out.period = sample.period;
+  out.misc = sample.misc;
+  out.attr = sample.attr;
+  return out;
+}
+
 void print_perf_script_sample(std::ostream& out,
                               const profiler::SampleRecord& sample,
                               const std::string& comm, const std::string& event,
@@ -222,15 +238,20 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
 
   std::unordered_map<uint32_t, std::string> comm_by_tid;
   uint64_t lost_total = 0;
-  std::vector<profiler::SampleRecord> pending;  // perf-script: this round
+  // perf-script: this round's samples, already unwound (the stack copies
+  // are not kept), printed in time order at the end of the round.
+  struct Pending {
+    profiler::SampleRecord sample;  // without its vectors
+    UnwoundStack stack;
+  };
+  std::vector<Pending> pending;
   auto flush_round = [&] {
-    std::stable_sort(
-        pending.begin(), pending.end(),
-        [](const profiler::SampleRecord& a, const profiler::SampleRecord& b) {
-          return a.time < b.time;
-        });
-    for (const auto& sample : pending) {
-      UnwoundStack stack = unwinder.unwind(sample);
+    std::stable_sort(pending.begin(), pending.end(),
+                     [](const Pending& a, const Pending& b) {
+                       return a.sample.time < b.sample.time;
+                     });
+    for (const Pending& entry : pending) {
+      const profiler::SampleRecord& sample = entry.sample;
       auto comm = comm_by_tid.find(sample.tid);
       if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
       std::string event = sample.attr != nullptr && !sample.attr->name.empty()
@@ -240,7 +261,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                                comm != comm_by_tid.end()
                                    ? comm->second
                                    : ":" + std::to_string(sample.tid),
-                               event, stack, symbolizer);
+                               event, entry.stack, symbolizer);
       ++result.samples_shown;
     }
     pending.clear();
@@ -250,8 +271,11 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   if (!reader) {
     folder.warnings().push_back("perf.pipedata: " + reader.error().what());
   } else {
+    // One Record for the whole file: its vectors are reused, and stack
+    // copies are unwound straight from the reader's buffer.
+    profiler::Record record;
     while (true) {
-      auto next = reader->next();
+      auto next = reader->next_into(record, /*copy_stack=*/false);
       if (!next) {
         folder.warnings().push_back("perf.pipedata is truncated or corrupt (" +
                                     next.error().what() + "); reporting the " +
@@ -259,8 +283,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                                     " samples read before it");
         break;
       }
-      if (!next->has_value()) break;
-      profiler::Record& record = **next;
+      if (!*next) break;
       if (record.kind == profiler::RecordKind::kFinishedRound) {
         flush_round();
         continue;
@@ -289,7 +312,10 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       if (perf_script) {
         // Printed at the end of the round, in time order, once the
         // round's COMM/FORK records (from other CPUs' buffers) are known.
-        pending.push_back(std::move(record.sample));
+        Pending entry;
+        entry.stack = unwinder.unwind(sample, reader->last_stack());
+        entry.sample = without_vectors(sample);
+        pending.push_back(std::move(entry));
         continue;
       }
       size_t index = 0;
@@ -304,7 +330,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
         continue;
       }
       Bench& bench = benches[bench_of_window[index]];
-      UnwoundStack stack = unwinder.unwind(sample);
+      UnwoundStack stack = unwinder.unwind(sample, reader->last_stack());
       std::vector<uint32_t> ids;
       ids.reserve(stack.addrs.size());
       // Root first, leaf last (inlined functions after their caller).

@@ -90,8 +90,13 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
 }  // namespace
 
 UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample) {
+  return unwind(sample, sample.stack);
+}
+
+UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample,
+                              std::span<const uint8_t> stack) {
   if (sample.regs_abi != 0 && !sample.regs.empty() && sample.regs_mask != 0)
-    return unwind_dwarf(sample);
+    return unwind_dwarf(sample, stack);
   UnwoundStack out;
   for (uint64_t ip : sample.callchain) {
     if (ip >= kPerfContextMax) continue;
@@ -114,7 +119,16 @@ const UnwindRow* Unwinder::row_for(UnwindModule* module, uint64_t svma) {
   return it->second ? &*it->second : nullptr;
 }
 
-UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
+UnwindModule* Unwinder::module_for(const UnwindRef* range) {
+  if (range == nullptr) return nullptr;
+  auto it = modules_.find(range);
+  if (it == modules_.end())
+    it = modules_.emplace(range, folder_.unwind(range->key)).first;
+  return it->second;
+}
+
+UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
+                                    std::span<const uint8_t> stack) {
   UnwoundStack out;
   // Registers of the sample (one value per set bit of the mask), by DWARF
   // number.
@@ -138,16 +152,14 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample) {
     out.end = StackEnd::kUnknown;
     return out;
   }
-  const StackMemory mem{regs.value[kDwarfRsp],
-                        std::span<const uint8_t>(sample.stack)};
+  const StackMemory mem{regs.value[kDwarfRsp], stack};
   const PidModules* modules = folder_.modules(static_cast<int32_t>(sample.pid));
   uint64_t ip = regs.value[kDwarfRa];
   out.addrs.push_back(ip);
   while (out.addrs.size() < kMaxFrames) {
     uint64_t lookup = out.addrs.size() == 1 ? ip : ip - 1;
     const UnwindRef* range = find_range(modules, lookup);
-    UnwindModule* module =
-        range != nullptr ? folder_.unwind(range->key) : nullptr;
+    UnwindModule* module = module_for(range);
     if (module == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;

@@ -36,9 +36,16 @@ class Unwinder {
   // DWARF mode (regs + stack copy) when the sample has them, else the
   // frame-pointer call chain.
   UnwoundStack unwind(const profiler::SampleRecord& sample);
+  // The same with the stack copy given apart (PipeDataReader::last_stack()).
+  UnwoundStack unwind(const profiler::SampleRecord& sample,
+                      std::span<const uint8_t> stack);
 
  private:
-  UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample);
+  UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample,
+                            std::span<const uint8_t> stack);
+  // The loaded module of a range (ProfileFolder::unwind looks up by key
+  // string; ranges are stable, so their modules are cached by address).
+  UnwindModule* module_for(const UnwindRef* range);
   const UnwindRow* row_for(UnwindModule* module, uint64_t svma);
 
   ProfileFolder& folder_;
@@ -53,6 +60,7 @@ class Unwinder {
   std::unordered_map<std::pair<const UnwindModule*, uint64_t>,
                      std::optional<UnwindRow>, RowKeyHash>
       rows_;
+  std::unordered_map<const UnwindRef*, UnwindModule*> modules_;
 };
 
 struct FrameInfo {
