@@ -17,6 +17,7 @@
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
 #include "config.h"
+#include "profiler/pipedata_writer.hpp"
 
 namespace runner::agent {
 namespace {
@@ -87,6 +88,38 @@ std::optional<std::string> dump_own_vdso() {
     return std::nullopt;
   }
   return std::string(path);
+}
+
+}  // namespace
+
+namespace {
+
+// perf record writes HEADER_BUILD_ID records at the end of its output; so do
+// we, for every file with artifacts, so that perf script/report use a file
+// only when its build-id still matches (else they look in ~/.debug, and
+// show [unknown] rather than wrong symbols).
+void append_build_ids(const std::string& pipedata,
+                      const symbols::ArtifactSet& artifacts) {
+  auto writer = profiler::PipedataWriter::append(pipedata);
+  if (!writer) {
+    RUNNER_LOG(kLog, kWarning)
+        << "adding build-ids to perf.pipedata: " << writer.error().what();
+    return;
+  }
+  uint64_t written = 0;
+  for (const symbols::ModuleInfo& module : artifacts.modules) {
+    // Real files only: perf finds [vdso] and friends by itself.
+    if (module.build_id.empty() || module.path.empty() || module.path[0] != '/')
+      continue;
+    writer->write_build_id(module.build_id, module.path);
+    ++written;
+  }
+  if (auto st = writer->close(); !st) {
+    RUNNER_LOG(kLog, kWarning)
+        << "adding build-ids to perf.pipedata: " << st.error().what();
+    return;
+  }
+  RUNNER_LOG(kLog, kDebug) << written << " build-id records added";
 }
 
 }  // namespace
@@ -184,6 +217,7 @@ base::Status finalize_profile(FinalizeInput input) {
   }
   if (vdso) ::unlink(vdso->c_str());
   copy_perf_maps(folder, tracked_pids);
+  if (input.profiled) append_build_ids(pipedata, artifacts);
 
   // ---- perf.metadata (spec §4.5 field order) --------------------------------
   Json meta = Json::object();

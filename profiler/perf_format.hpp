@@ -27,6 +27,9 @@ inline constexpr uint64_t kX86_64DwarfRegsMask = 0xff0fffULL;
 // for the rest of the sample, rounded down to 8).
 inline constexpr uint32_t kMaxStackSize = 65528;
 
+// HEADER_BUILD_ID misc bit: the id's length is in its size byte.
+inline constexpr uint16_t kMiscBuildIdSize = 1u << 15;
+
 // perf user-space record types (>= PERF_RECORD_USER_TYPE_START = 64).
 enum UserRecordType : uint32_t {
   kHeaderAttr = 64,

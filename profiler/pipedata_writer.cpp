@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -46,7 +47,17 @@ FeatureBuilder& FeatureBuilder::align() {
 
 base::Result<PipedataWriter> PipedataWriter::create(const std::string& path,
                                                     size_t buffer_size) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  return open_file(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, buffer_size);
+}
+
+base::Result<PipedataWriter> PipedataWriter::append(const std::string& path) {
+  return open_file(path, O_WRONLY | O_APPEND | O_CLOEXEC, 64 << 10);
+}
+
+base::Result<PipedataWriter> PipedataWriter::open_file(const std::string& path,
+                                                       int flags,
+                                                       size_t buffer_size) {
+  int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return base::errno_error("open " + path);
   PipedataWriter writer;
   writer.fd_.reset(fd);
@@ -86,6 +97,31 @@ void PipedataWriter::write_feature(perf_format::FeatureId id,
   write_bytes(&header, sizeof(header));
   write_bytes(&feat_id, sizeof(feat_id));
   write_bytes(payload.data(), payload.size());
+}
+
+void PipedataWriter::write_build_id(std::span<const uint8_t> build_id,
+                                    const std::string& filename) {
+  // struct perf_record_header_build_id: header, pid, 20 bytes of id + size
+  // byte + 3 reserved, then the NUL-terminated name padded to 64 bytes.
+  constexpr size_t kNameAlign = 64;
+  const size_t name_size =
+      (filename.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
+  uint8_t fixed[sizeof(perf_event_header) + 4 + 24] = {};
+  perf_event_header header{};
+  header.type = perf_format::kHeaderBuildId;
+  header.misc = PERF_RECORD_MISC_USER | perf_format::kMiscBuildIdSize;
+  header.size = static_cast<uint16_t>(sizeof(fixed) + name_size);
+  const int32_t pid = -1;  // perf's host machine
+  const size_t id_size = std::min<size_t>(build_id.size(), 20);
+  std::memcpy(fixed, &header, sizeof(header));
+  std::memcpy(fixed + sizeof(header), &pid, sizeof(pid));
+  if (id_size > 0)
+    std::memcpy(fixed + sizeof(header) + 4, build_id.data(), id_size);
+  fixed[sizeof(header) + 4 + 20] = static_cast<uint8_t>(id_size);
+  write_bytes(fixed, sizeof(fixed));
+  std::vector<uint8_t> name(name_size, 0);
+  std::memcpy(name.data(), filename.data(), filename.size());
+  write_bytes(name.data(), name.size());
 }
 
 void PipedataWriter::write_finished_round() {

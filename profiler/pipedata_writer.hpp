@@ -47,6 +47,8 @@ class PipedataWriter {
   // Creates (truncates) `path`.
   static base::Result<PipedataWriter> create(
       const std::string& path, size_t buffer_size = kDefaultBufferSize);
+  // Opens an existing file to add records at its end.
+  static base::Result<PipedataWriter> append(const std::string& path);
 
   void write_pipe_header();
   // attr is written as perf_format::kAttrSize bytes with attr.size set to it.
@@ -54,6 +56,11 @@ class PipedataWriter {
   void write_feature(perf_format::FeatureId id,
                      std::span<const uint8_t> payload);
   void write_finished_round();
+  // PERF_RECORD_HEADER_BUILD_ID (what perf record appends in pipe mode): the
+  // GNU build-id of a user-space file, so that perf script/report use that
+  // file only when its build-id matches (or find it in ~/.debug).
+  void write_build_id(std::span<const uint8_t> build_id,
+                      const std::string& filename);
   // A complete record (its perf_event_header first).
   void write_record(std::span<const uint8_t> record);
   void write_bytes(const void* data, size_t size);
@@ -76,6 +83,8 @@ class PipedataWriter {
   uint64_t bytes_dropped() const { return bytes_dropped_; }
 
  private:
+  static base::Result<PipedataWriter> open_file(const std::string& path,
+                                                int flags, size_t buffer_size);
   void fail(int code, const std::string& what);
   // writev() of `count` pieces until done or failed.
   void write_through(::iovec* pieces, int count);

@@ -83,6 +83,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
     return;
   }
   result.summary = image->summary();
+  result.info.build_id = result.summary->build_id;
 
   base::Result<std::vector<Symbol>> symbols =
       collect_symbols(*image, open_path, options.debug);

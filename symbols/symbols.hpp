@@ -214,6 +214,7 @@ struct PidModule {
 
 struct ModuleInfo {
   std::string key, path;
+  std::vector<uint8_t> build_id;  // GNU build-id of the file, empty if none
   bool has_symbols = false, has_unwind = false, has_debug_info = false;
   uint64_t symbols_min = 0, symbols_max_end = 0;  // for ignored_modules_by_pid
   std::size_t symbol_count = 0;
