@@ -94,10 +94,11 @@ std::optional<std::string> dump_own_vdso() {
 
 namespace {
 
-// perf record writes HEADER_BUILD_ID records at the end of its output; so do
-// we, for every file with artifacts, so that perf script/report use a file
-// only when its build-id still matches (else they look in ~/.debug, and
-// show [unknown] rather than wrong symbols).
+// HEADER_BUILD_ID records for every file with artifacts, at the end of
+// perf.pipedata: `perf buildid-list` and `perf buildid-cache` see which
+// build of each file was profiled. (perf script only checks them for files
+// it has not loaded before reaching them, so they do not protect a perf
+// script of a rebuilt binary; the runner's own report never needs them.)
 void append_build_ids(const std::string& pipedata,
                       const symbols::ArtifactSet& artifacts) {
   auto writer = profiler::PipedataWriter::append(pipedata);
@@ -314,6 +315,7 @@ base::Status finalize_profile(FinalizeInput input) {
     runner["lost_samples"] = s.lost_samples;
     runner["bytes_written"] = s.bytes_written;
     runner["drain_passes"] = s.drain_passes;
+    runner["window_drain_passes"] = s.window_drain_passes;
     runner["drain_cpu_us"] = s.drain_cpu_ns / 1000;
     runner["write_error"] =
         s.write_failed ? Json(s.write_error) : Json(nullptr);

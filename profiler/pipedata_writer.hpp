@@ -56,9 +56,8 @@ class PipedataWriter {
   void write_feature(perf_format::FeatureId id,
                      std::span<const uint8_t> payload);
   void write_finished_round();
-  // PERF_RECORD_HEADER_BUILD_ID (what perf record appends in pipe mode): the
-  // GNU build-id of a user-space file, so that perf script/report use that
-  // file only when its build-id matches (or find it in ~/.debug).
+  // PERF_RECORD_HEADER_BUILD_ID: the GNU build-id of a user-space file (what
+  // `perf buildid-list` lists).
   void write_build_id(std::span<const uint8_t> build_id,
                       const std::string& filename);
   // A complete record (its perf_event_header first).
