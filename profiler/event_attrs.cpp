@@ -43,9 +43,10 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   attr.sample_id_all = 1;
-  // Wake the drain thread when a quarter of the buffer is filled.
+  // Wake the drain thread when half of the buffer is filled (inside
+  // windows that is the only wake-up; the other half absorbs its latency).
   attr.watermark = 1;
-  attr.wakeup_watermark = static_cast<uint32_t>(mmap_size / 4);
+  attr.wakeup_watermark = static_cast<uint32_t>(mmap_size / 2);
   if (!options.tracking_event) {
     // Without the side-band event the sampling event reports mappings and
     // tasks itself (only while enabled), like a plain `perf record`.

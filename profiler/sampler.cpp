@@ -12,6 +12,8 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -31,7 +33,13 @@
 namespace runner::profiler {
 namespace {
 
+// Between benchmark windows the buffers are drained this often (side-band
+// records only). Inside windows only the watermark wakes the drain thread:
+// every drain pass there would take CPU from the benchmark.
 constexpr int kDrainTimeoutMs = 100;
+// enable() waits this long at most for the drain of the previous window's
+// records, so that a window starts with empty buffers and an idle thread.
+constexpr auto kDrainBeforeEnable = std::chrono::milliseconds(500);
 constexpr const char* kTrackingName = "dummy:u";
 
 uint64_t page_size() { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
@@ -180,15 +188,19 @@ struct Sampler::Impl {
   base::UniqueFd wake_fd;
   std::thread thread;
   std::atomic<bool> stop{false};
+  std::atomic<bool> sampling{false};  // inside a window
   bool finished = false;
   mutable std::mutex mutex;
+  std::condition_variable drained;  // signalled after every pass
   SamplerStats stats;
 
   void run();
-  bool drain_pass();
+  // in_window: a pass the benchmark pays for (counted in the stats).
+  bool drain_pass(bool in_window = false);
+  void wake();
 };
 
-bool Sampler::Impl::drain_pass() {
+bool Sampler::Impl::drain_pass(bool in_window) {
   uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
   for (CpuBuffer& buffer : cpus) {
     records += buffer.ring.drain(
@@ -226,6 +238,7 @@ bool Sampler::Impl::drain_pass() {
   stats.lost_samples += lost_samples;
   stats.records += records;
   stats.drain_passes += 1;
+  if (in_window) stats.window_drain_passes += 1;
   stats.bad_records = bad;
   stats.bytes_written = writer.bytes_written();
   stats.bytes_dropped = writer.bytes_dropped();
@@ -233,23 +246,43 @@ bool Sampler::Impl::drain_pass() {
     stats.write_failed = true;
     stats.write_error = writer.error();
   }
+  drained.notify_all();
   return records > 0;
+}
+
+void Sampler::Impl::wake() {
+  const uint64_t one = 1;
+  (void)!::write(wake_fd.get(), &one, sizeof(one));
 }
 
 void Sampler::Impl::run() {
   std::vector<epoll_event> events(cpus.size() + 1);
+  uint64_t wake_count = 0;
+  // Once the sampled root is gone its fds report EPOLLHUP forever and are
+  // no longer polled, so their watermark wake-ups are lost: from then on
+  // the periodic pass runs inside windows too (children may live on).
+  bool all_watched = true;
   while (!stop.load(std::memory_order_acquire)) {
+    const bool in_window = sampling.load(std::memory_order_acquire);
+    const int timeout = in_window && all_watched ? -1 : kDrainTimeoutMs;
     int n = ::epoll_wait(epoll_fd.get(), events.data(),
-                         static_cast<int>(events.size()), kDrainTimeoutMs);
+                         static_cast<int>(events.size()), timeout);
+    bool requested = false, watermark = false;
     for (int i = 0; i < n; ++i) {
-      // When the sampled tasks are gone the fds report EPOLLHUP forever;
-      // stop polling them (the periodic pass still drains their buffers).
-      if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0 &&
-          events[i].data.fd != wake_fd.get()) {
+      if (events[i].data.fd == wake_fd.get()) {
+        (void)!::read(wake_fd.get(), &wake_count, sizeof(wake_count));
+        requested = true;
+      } else if ((events[i].events & (EPOLLHUP | EPOLLERR)) != 0) {
         ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, events[i].data.fd, nullptr);
+        all_watched = false;
+      } else {
+        watermark = true;
       }
     }
-    drain_pass();
+    // enable()/disable()/finish() ask for a pass at the window's edge; the
+    // others are a buffer's watermark or the periodic pass.
+    if (requested || watermark || n == 0)
+      drain_pass(/*in_window=*/in_window && !requested);
   }
   drain_pass();
   rusage usage{};
@@ -444,6 +477,16 @@ Sampler::~Sampler() {
 }
 
 base::Status Sampler::enable() {
+  {
+    // Drain what the last window and the time since left, now, rather than
+    // inside the window that starts.
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    const uint64_t passes = impl_->stats.drain_passes;
+    impl_->wake();
+    impl_->drained.wait_for(lock, kDrainBeforeEnable,
+                            [&] { return impl_->stats.drain_passes > passes; });
+  }
+  impl_->sampling.store(true, std::memory_order_release);
   for (const Impl::CpuBuffer& buffer : impl_->cpus)
     RUNNER_RETURN_IF_ERROR(
         buffer.sampling.enable(),
@@ -452,11 +495,19 @@ base::Status Sampler::enable() {
 }
 
 base::Status Sampler::disable() {
-  for (const Impl::CpuBuffer& buffer : impl_->cpus)
-    RUNNER_RETURN_IF_ERROR(
-        buffer.sampling.disable(),
-        "disabling sampling on cpu " + std::to_string(buffer.cpu));
-  return {};
+  base::Status status;
+  for (const Impl::CpuBuffer& buffer : impl_->cpus) {
+    status = buffer.sampling.disable();
+    if (!status) {
+      status.error().context("disabling sampling on cpu " +
+                             std::to_string(buffer.cpu));
+      break;
+    }
+  }
+  // Out of the window: drain now, and periodically again.
+  impl_->sampling.store(false, std::memory_order_release);
+  impl_->wake();
+  return status;
 }
 
 base::Result<SamplerStats> Sampler::finish() {
@@ -467,8 +518,7 @@ base::Result<SamplerStats> Sampler::finish() {
     RUNNER_LOG("profiler", kWarning) << disabled.error().what();
   }
   impl_->stop.store(true, std::memory_order_release);
-  const uint64_t one = 1;
-  (void)!::write(impl_->wake_fd.get(), &one, sizeof(one));
+  impl_->wake();
   if (impl_->thread.joinable()) impl_->thread.join();
   (void)impl_->writer.close();
   {

@@ -34,6 +34,7 @@ struct SamplerStats {
   std::string event_name;  // "cycles" or "cpu-clock" actually used
   uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
   uint64_t bytes_written = 0, drain_passes = 0;
+  uint64_t window_drain_passes = 0;  // passes while sampling was enabled
   uint64_t mmap_size_per_cpu = 0;
   bool mmap_shrunk = false;
   bool write_failed = false;
@@ -48,7 +49,7 @@ struct SamplerStats {
 // frequency and stack size, rounded to a power of two (4 MiB for 997 Hz x
 // dwarf,8192, 16 MiB for dwarf,32768, 256 KiB for fp), within
 // [kMinMmapSize, kMaxDefaultMmapSize]. Larger buffers cost cache and memory
-// without helping: the drain thread empties them every quarter.
+// without helping. Inside windows the drain thread only wakes at half full.
 inline constexpr uint64_t kDefaultBufferMs = 500;
 inline constexpr uint64_t kMaxDefaultMmapSize = 64ULL << 20;
 uint64_t default_mmap_size(const SamplerOptions& options);

@@ -213,6 +213,53 @@ const char* kExecTarget = SAMPLING_EXEC_TARGET;
 }  // namespace
 
 TEST_SUITE("profiler") {
+  TEST_CASE("inside a window the buffers are drained only when half full") {
+    require_perf_events();
+    TempDir dir;
+    // A 300 ms window on a spinning thread is ~2.5 MB of dwarf samples:
+    // under half of 8 MiB, so the window needs no drain at all. (The window
+    // closes while the process still runs: once the sampled root exits its
+    // buffers are polled periodically, windows or not.)
+    RunSpec spec;
+    {
+      base::SpawnOptions spawn;
+      spawn.argv = {kTarget, "spin", "700"};
+      spawn.suspended = true;
+      auto child = base::ChildProcess::spawn(spawn);
+      REQUIRE(child);
+      SamplerOptions options;
+      options.mmap_size = 8ULL << 20;
+      auto sampler =
+          Sampler::create(child->pid(), options, dir.file("big.pipedata"));
+      REQUIRE(sampler);
+      REQUIRE(child->release());
+      REQUIRE((*sampler)->enable());
+      ::usleep(300 * 1000);
+      REQUIRE((*sampler)->disable());
+      const SamplerStats in_window = (*sampler)->stats();
+      auto status = child->wait();
+      REQUIRE(status);
+      auto stats = (*sampler)->finish();
+      REQUIRE(stats);
+      CHECK(stats->samples > 100);
+      CHECK(stats->lost_samples == 0);
+      CHECK(in_window.window_drain_passes == 0);
+      CHECK(stats->window_drain_passes == 0);
+    }
+    spec.argv = {kTarget, "spin", "300"};
+    // ...but 15 times over half of 256 KiB, drained inside the window
+    // without losing anything.
+    spec.options.mmap_size = 256ULL << 10;
+    spec.output = dir.file("small.pipedata");
+    RunResult small = run_sampled(spec);
+    CHECK(small.exit_code == 0);
+    CHECK(small.stats.samples > 100);
+    CHECK(small.stats.lost_samples == 0);
+    CHECK(small.stats.window_drain_passes >= 5);
+    MESSAGE("window drain passes with 256 KiB: ",
+            small.stats.window_drain_passes);
+  }
+
   TEST_CASE("the default ring buffer holds about half a second of samples") {
     SamplerOptions options;
     CHECK(default_mmap_size(options) == (4ULL << 20));  // 997 Hz x 8 KiB
