@@ -30,7 +30,7 @@ constexpr size_t kMaxRecordSize = 0xffff;
 // Regular files are read through a sliding read-only mapping of this many
 // bytes (plus room for one record) instead: no copy out of the page cache,
 // and resident memory stays bounded because old windows are unmapped.
-constexpr size_t kWindowSize = size_t{4} << 20;
+constexpr size_t kWindowSize = size_t{2} << 20;
 constexpr size_t kHeaderSize = sizeof(perf_event_header);
 // HEADER_TRACING_DATA and AUXTRACE are followed by a payload that is not
 // counted in header.size; it is skipped without buffering, but a size beyond

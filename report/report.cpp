@@ -142,40 +142,89 @@ profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
   return out;
 }
 
-void print_perf_script_sample(std::ostream& out,
-                              const profiler::SampleRecord& sample,
-                              const std::string& comm, const std::string& event,
-                              const UnwoundStack& stack,
-                              Symbolizer& symbolizer) {
-  // One buffered write per sample.
-  std::string text;
-  char head[160];
-  std::snprintf(
-      head, sizeof(head), "%16s %6u/%-6u %5" PRIu64 ".%09" PRIu64 ": %s:\n",
-      comm.c_str(), sample.pid, sample.tid,
-      static_cast<uint64_t>(sample.time / 1000000000u),
-      static_cast<uint64_t>(sample.time % 1000000000u), event.c_str());
-  text += head;
-  for (size_t i = 0; i < stack.addrs.size(); ++i) {
-    uint64_t addr = stack.addrs[i];
-    // "\t%16lx " without printf: this runs once per frame.
-    char line[19];
-    line[0] = '\t';
-    int pos = 17;
-    line[18] = ' ';
-    uint64_t v = addr;
-    do {
-      line[pos--] = "0123456789abcdef"[v & 0xf];
-      v >>= 4;
-    } while (v != 0 && pos > 0);
-    while (pos > 0) line[pos--] = ' ';
-    // Inlined functions (--inline) first, at the same address; like perf,
-    // they carry " (inlined)" instead of the dso.
-    for (uint32_t id : symbolizer.resolve_frames(
-             static_cast<int32_t>(sample.pid), addr, i == 0)) {
-      const FrameInfo& frame = symbolizer.frame(id);
-      text.append(line, sizeof(line));
-      text += frame.name;
+// Appends `value` in decimal, padded with `fill` to `width` (on the left,
+// or on the right when `left_align`).
+void append_uint(std::string& out, uint64_t value, size_t width,
+                 bool left_align = false, char fill = ' ') {
+  char digits[20];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  if (!left_align && n < width) out.append(width - n, fill);
+  while (n > 0) out.push_back(digits[--n]);
+  if (left_align && n < width) out.append(width - n, fill);
+}
+
+// `perf script`'s default layout for our samples: "%16s %6u/%-6u
+// %5lu.%09lu: event:" then "\t%16lx name (dso)" per frame. Hand-formatted
+// into one buffer written out in large blocks: this runs for every frame of
+// every sample.
+class PerfScriptPrinter {
+ public:
+  PerfScriptPrinter(std::ostream& out, Symbolizer& symbolizer)
+      : out_(out), symbolizer_(symbolizer) {}
+  ~PerfScriptPrinter() { flush(); }
+
+  void print(const profiler::SampleRecord& sample, const std::string& comm,
+             const std::string& event, const UnwoundStack& stack) {
+    if (comm.size() < 16) buffer_.append(16 - comm.size(), ' ');
+    buffer_ += comm;
+    buffer_ += ' ';
+    append_uint(buffer_, sample.pid, 6);
+    buffer_ += '/';
+    // %-6u: left-aligned, so the padding follows.
+    const size_t tid_at = buffer_.size();
+    append_uint(buffer_, sample.tid, 0);
+    const size_t tid_len = buffer_.size() - tid_at;
+    if (tid_len < 6) buffer_.append(6 - tid_len, ' ');
+    buffer_ += ' ';
+    append_uint(buffer_, sample.time / 1000000000u, 5);
+    buffer_ += '.';
+    append_uint(buffer_, sample.time % 1000000000u, 9, false, '0');
+    buffer_ += ": ";
+    buffer_ += event;
+    buffer_ += ":\n";
+    for (size_t i = 0; i < stack.addrs.size(); ++i) {
+      const uint64_t addr = stack.addrs[i];
+      char line[19];  // "\t%16lx "
+      line[0] = '\t';
+      int pos = 17;
+      line[18] = ' ';
+      uint64_t v = addr;
+      do {
+        line[pos--] = "0123456789abcdef"[v & 0xf];
+        v >>= 4;
+      } while (v != 0 && pos > 0);
+      while (pos > 0) line[pos--] = ' ';
+      // Inlined functions (--inline) first, at the same address; like perf,
+      // they carry " (inlined)" instead of the dso.
+      for (uint32_t id : symbolizer_.resolve_frames(
+               static_cast<int32_t>(sample.pid), addr, i == 0)) {
+        buffer_.append(line, sizeof(line));
+        buffer_ += frame_text(id);
+      }
+    }
+    buffer_ += '\n';
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+
+  void flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = 256 << 10;
+
+  // "name (dso)\n", or "name\n" for an inlined frame; built once per frame.
+  const std::string& frame_text(uint32_t id) {
+    if (id >= frame_text_.size()) frame_text_.resize(id + 1);
+    std::string& text = frame_text_[id];
+    if (text.empty()) {
+      const FrameInfo& frame = symbolizer_.frame(id);
+      text = frame.name;
       if (!frame.inlined) {
         text += " (";
         text += frame.dso.empty() ? "[unknown]" : frame.dso;
@@ -183,10 +232,14 @@ void print_perf_script_sample(std::ostream& out,
       }
       text += '\n';
     }
+    return text;
   }
-  text += '\n';
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-}
+
+  std::ostream& out_;
+  Symbolizer& symbolizer_;
+  std::string buffer_;
+  std::vector<std::string> frame_text_;
+};
 
 }  // namespace
 
@@ -245,6 +298,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     UnwoundStack stack;
   };
   std::vector<Pending> pending;
+  PerfScriptPrinter printer(out, symbolizer);
   auto flush_round = [&] {
     std::stable_sort(pending.begin(), pending.end(),
                      [](const Pending& a, const Pending& b) {
@@ -254,14 +308,16 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       const profiler::SampleRecord& sample = entry.sample;
       auto comm = comm_by_tid.find(sample.tid);
       if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
-      std::string event = sample.attr != nullptr && !sample.attr->name.empty()
-                              ? sample.attr->name
-                              : "cpu-clock";
-      print_perf_script_sample(out, sample,
-                               comm != comm_by_tid.end()
-                                   ? comm->second
-                                   : ":" + std::to_string(sample.tid),
-                               event, entry.stack, symbolizer);
+      static const std::string kDefaultEvent = "cpu-clock";
+      const std::string& event =
+          sample.attr != nullptr && !sample.attr->name.empty()
+              ? sample.attr->name
+              : kDefaultEvent;
+      if (comm != comm_by_tid.end())
+        printer.print(sample, comm->second, event, entry.stack);
+      else
+        printer.print(sample, ":" + std::to_string(sample.tid), event,
+                      entry.stack);
       ++result.samples_shown;
     }
     pending.clear();
@@ -358,6 +414,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   }
 
   flush_round();
+  printer.flush();
 
   if (!perf_script) {
     const std::string report_dir = options.folder + "/report";

@@ -263,7 +263,7 @@ uint32_t Symbolizer::intern(FrameInfo info) {
 std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
                                                      bool leaf) {
   uint64_t lookup = leaf || addr == 0 ? addr : addr - 1;
-  auto key = std::make_tuple(pid, lookup);
+  auto key = std::make_pair(pid, lookup);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     FrameList list{static_cast<uint32_t>(frame_lists_.size()), 0};

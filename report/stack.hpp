@@ -110,7 +110,15 @@ class Symbolizer {
   ProfileFolder& folder_;
   bool demangle_;
   bool inline_frames_;
-  std::map<std::tuple<int32_t, uint64_t>, FrameList> cache_;
+  struct AddressHash {
+    size_t operator()(const std::pair<int32_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9e3779b97f4a7c15ULL ^
+                                   static_cast<uint32_t>(k.first));
+    }
+  };
+  // Every address is resolved once per pid: frames repeat across samples.
+  std::unordered_map<std::pair<int32_t, uint64_t>, FrameList, AddressHash>
+      cache_;
   std::vector<uint32_t> frame_lists_;
   std::map<std::pair<std::string, std::string>, uint32_t> ids_;
   std::map<std::string, std::string> demangled_;
