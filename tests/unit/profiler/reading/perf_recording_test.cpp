@@ -3,7 +3,9 @@
 // dwarf,8192 -F 997), cross-checked with `perf script`. Every test case is
 // named "perf: ..." and runs in its own invocation of the binary, which
 // exits 77 when perf_event_open is refused.
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include <doctest/doctest.h>
@@ -195,6 +198,40 @@ TEST_SUITE("profiler") {
     }
     CHECK(index == all.records.size());
     CHECK(with_stack > 10);
+  }
+
+  TEST_CASE("perf: a FIFO is read like the file (no mapping, read() path)") {
+    require_perf_or_skip();
+    runner::testing::TempDir dir;
+    std::string file = dir.file("fifo-src.pipedata");
+    perf_record(file, {helper("hot_loop"), "100"});
+    ReadAll from_file = read_all(file);
+    REQUIRE(from_file.clean_eof);
+    const std::string fifo = dir.file("stream");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    auto bytes = runner::base::read_file(file);
+    REQUIRE(bytes);
+    // The writer feeds the FIFO in small pieces while the reader reads.
+    std::thread writer([&] {
+      int fd = ::open(fifo.c_str(), O_WRONLY);
+      if (fd < 0) return;
+      for (size_t at = 0; at < bytes->size(); at += 4093) {
+        size_t n = std::min<size_t>(4093, bytes->size() - at);
+        if (::write(fd, bytes->data() + at, n) != static_cast<ssize_t>(n))
+          break;
+      }
+      ::close(fd);
+    });
+    ReadAll from_fifo = read_all(fifo);
+    writer.join();
+    CHECK(from_fifo.clean_eof);
+    REQUIRE(from_fifo.records.size() == from_file.records.size());
+    for (size_t i = 0; i < from_file.records.size(); ++i) {
+      CHECK(from_fifo.records[i].type == from_file.records[i].type);
+      if (from_file.records[i].kind == RecordKind::kSample)
+        CHECK(from_fifo.records[i].sample.stack ==
+              from_file.records[i].sample.stack);
+    }
   }
 
   TEST_CASE("perf: a real recording cut anywhere never breaks the reader") {
