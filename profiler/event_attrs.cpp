@@ -6,6 +6,22 @@
 
 namespace runner::profiler {
 
+namespace {
+
+// MMAP/MMAP2 (non-executable mappings too: perf's unwinder reads
+// .eh_frame_hdr through the read-only segment that holds it, and needs its
+// MMAP2 to find it), COMM with exec, FORK/EXIT.
+void request_side_band(perf_event_attr& attr) {
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.mmap_data = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+}
+
+}  // namespace
+
 EventChoice cycles_event() {
   return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"};
 }
@@ -50,12 +66,7 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
   if (!options.tracking_event) {
     // Without the side-band event the sampling event reports mappings and
     // tasks itself (only while enabled), like a plain `perf record`.
-    attr.mmap = 1;
-    attr.mmap2 = 1;
-    attr.mmap_data = 1;
-    attr.comm = 1;
-    attr.comm_exec = 1;
-    attr.task = 1;
+    request_side_band(attr);
   }
   return attr;
 }
@@ -78,14 +89,7 @@ perf_event_attr tracking_attr(const SamplerOptions& options) {
   attr.inherit = 1;
   attr.exclude_kernel = options.user_only ? 1 : 0;
   attr.exclude_hv = options.user_only ? 1 : 0;
-  attr.mmap = 1;
-  attr.mmap2 = 1;
-  // Non-executable mappings too: perf's unwinder reads .eh_frame_hdr through
-  // the read-only segment that holds it, and needs its MMAP2 to find it.
-  attr.mmap_data = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
+  request_side_band(attr);
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   attr.sample_id_all = 1;
