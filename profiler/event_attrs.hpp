@@ -12,6 +12,8 @@
 
 namespace runner::profiler {
 
+inline constexpr uint64_t kWakeupBytes = 256 << 10;
+
 struct EventChoice {
   uint32_t type = 0;
   uint64_t config = 0;
@@ -24,7 +26,8 @@ EventChoice task_clock_event();
 
 // Starts disabled, inherited, user space only unless options.user_only is
 // false, CLOCK_MONOTONIC, sample_id_all; DWARF (regs + stack copy) or
-// frame-pointer call chains; wakes the reader at half of `mmap_size`.
+// frame-pointer call chains; wakes the reader every kWakeupBytes (at most
+// half of `mmap_size`).
 perf_event_attr sampling_attr(const SamplerOptions& options,
                               const EventChoice& event, uint64_t mmap_size);
 // Software dummy with mmap/mmap2/comm/comm_exec/task, enabled on exec.

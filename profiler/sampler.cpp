@@ -35,7 +35,7 @@ namespace {
 
 // Between benchmark windows the buffers are drained this often (side-band
 // records only). Inside windows only the watermark wakes the drain thread:
-// every drain pass there would take CPU from the benchmark.
+// a pass with nothing to do would still take the CPU from the benchmark.
 constexpr int kDrainTimeoutMs = 100;
 // enable() waits this long at most for the drain of the previous window's
 // records, so that a window starts with empty buffers and an idle thread.

@@ -49,7 +49,7 @@ struct SamplerStats {
 // frequency and stack size, rounded to a power of two (4 MiB for 997 Hz x
 // dwarf,8192, 16 MiB for dwarf,32768, 256 KiB for fp), within
 // [kMinMmapSize, kMaxDefaultMmapSize]. Larger buffers cost cache and memory
-// without helping. Inside windows the drain thread only wakes at half full.
+// without helping: the drain thread empties them every 256 KiB.
 inline constexpr uint64_t kDefaultBufferMs = 500;
 inline constexpr uint64_t kMaxDefaultMmapSize = 64ULL << 20;
 uint64_t default_mmap_size(const SamplerOptions& options);
