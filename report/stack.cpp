@@ -156,16 +156,29 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
   const PidModules* modules = folder_.modules(static_cast<int32_t>(sample.pid));
   uint64_t ip = regs.value[kDwarfRa];
   out.addrs.push_back(ip);
+  const UnwindRef* range = nullptr;
+  UnwindModule* module = nullptr;
+  const UnwindRow* row = nullptr;
+  const UnwindModule* row_module = nullptr;
+  uint64_t row_svma = 0;
   while (out.addrs.size() < kMaxFrames) {
     uint64_t lookup = out.addrs.size() == 1 ? ip : ip - 1;
-    const UnwindRef* range = find_range(modules, lookup);
-    UnwindModule* module = module_for(range);
+    // Consecutive frames are mostly in the same module (and recursion
+    // repeats the same return address): check the last ones first.
+    if (range == nullptr || lookup < range->start || lookup >= range->end) {
+      range = find_range(modules, lookup);
+      module = module_for(range);
+    }
     if (module == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;
     }
     uint64_t svma = lookup - range->base_avma + module->base_svma;
-    const UnwindRow* row = row_for(module, svma);
+    if (row == nullptr || row_module != module || svma != row_svma) {
+      row = row_for(module, svma);
+      row_module = module;
+      row_svma = svma;
+    }
     if (row == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;
