@@ -86,6 +86,14 @@ const TrackedMapping* find(const std::vector<TrackedMapping>& maps, int32_t pid,
   return nullptr;
 }
 
+// `perf record` of hot_loop for 100 ms into `file`, read back whole.
+ReadAll record_hot_loop(const std::string& file) {
+  perf_record(file, {helper("hot_loop"), "100"});
+  ReadAll all = read_all(file);
+  REQUIRE(all.clean_eof);
+  return all;
+}
+
 }  // namespace
 
 TEST_SUITE("profiler") {
@@ -159,10 +167,8 @@ TEST_SUITE("profiler") {
   TEST_CASE("perf: next_into with a reused Record reads what next() reads") {
     require_perf_or_skip();
     runner::testing::TempDir dir;
-    std::string file = dir.file("reuse.pipedata");
-    perf_record(file, {helper("hot_loop"), "100"});
-    ReadAll all = read_all(file);
-    REQUIRE(all.clean_eof);
+    const std::string file = dir.file("reuse.pipedata");
+    ReadAll all = record_hot_loop(file);
     auto reader = PipeDataReader::open(file);
     REQUIRE(reader);
     Record record;
@@ -203,10 +209,8 @@ TEST_SUITE("profiler") {
   TEST_CASE("perf: a FIFO is read like the file (no mapping, read() path)") {
     require_perf_or_skip();
     runner::testing::TempDir dir;
-    std::string file = dir.file("fifo-src.pipedata");
-    perf_record(file, {helper("hot_loop"), "100"});
-    ReadAll from_file = read_all(file);
-    REQUIRE(from_file.clean_eof);
+    const std::string file = dir.file("fifo-src.pipedata");
+    ReadAll from_file = record_hot_loop(file);
     const std::string fifo = dir.file("stream");
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     auto bytes = runner::base::read_file(file);
