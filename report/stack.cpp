@@ -47,13 +47,23 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
       return true;
     case RegRule::Kind::kUndefined:
       return true;
-    case RegRule::Kind::kOffset:
-      if (!mem.read_u64(cfa + static_cast<uint64_t>(rule.offset), &value)) {
+    case RegRule::Kind::kOffset: {
+      const uint64_t slot = cfa + static_cast<uint64_t>(rule.offset);
+      if (!mem.read_u64(slot, &value)) {
+        // A save slot below the stack pointer has been popped: in an
+        // epilogue (between `pop %rbp` and `ret`, where GCC's CFI still
+        // says "saved at CFA-16") the register already holds the caller's
+        // value. perf's libdw unwinder stops there instead.
+        if (slot < mem.base && regs.has(reg)) {
+          out.set(reg, regs.value[static_cast<size_t>(reg)]);
+          return true;
+        }
         *memory_outside = true;
         return false;
       }
       out.set(reg, value);
       return true;
+    }
     case RegRule::Kind::kValOffset:
       out.set(reg, cfa + static_cast<uint64_t>(rule.offset));
       return true;

@@ -80,11 +80,14 @@ Agreement compare(const std::vector<PerfSample>& perf,
   return a;
 }
 
-// `perf_prefix_ok`: perf 6.1 keeps a forked parent's mappings on a child
-// that exec'd, and then stops unwinding early in that child (at
-// __libc_start_call_main); where perf's stack is a strict prefix of ours we
-// count the sample as agreeing on every frame perf has.
-void check_oracle(const std::string& folder, bool perf_prefix_ok = false) {
+// Where perf's stack is a strict prefix of ours, the sample counts as
+// agreeing on every frame perf has: perf's libdw unwinder stops in function
+// epilogues (between `pop %rbp` and `ret` the CFI still points at a save
+// slot below the stack pointer, which ours reads as "already restored"),
+// and perf 6.1 keeps a forked parent's mappings on a child that exec'd and
+// stops early there (at __libc_start_call_main). `min_exact_percent` bounds
+// how many samples may be such cases.
+void check_oracle(const std::string& folder, size_t min_exact_percent) {
   auto perf = perf_script(folder + "/perf.pipedata");
   auto perf_samples = parse_perf_script(perf.out);
   auto ours = run_process(
@@ -99,10 +102,11 @@ void check_oracle(const std::string& folder, bool perf_prefix_ok = false) {
   for (const auto& d : a.disagreements) listing += d + "\n";
   INFO("disagreeing samples (first 15):\n", listing);
   CHECK(a.matched == perf_samples.size());
-  size_t agree = a.agree + (perf_prefix_ok ? a.perf_prefix : 0);
-  CHECK_MESSAGE(agree * 100 >= a.matched * 99, a.agree, " of ", a.matched,
-                " samples agree exactly, ", a.perf_prefix,
+  CHECK_MESSAGE((a.agree + a.perf_prefix) * 100 >= a.matched * 99, a.agree,
+                " of ", a.matched, " samples agree exactly, ", a.perf_prefix,
                 " more where perf's stack is a prefix of ours");
+  CHECK_MESSAGE(a.agree * 100 >= a.matched * min_exact_percent, a.agree, " of ",
+                a.matched, " samples agree exactly");
 
   // Top-10 self-time functions: the same set from both.
   auto top = [](const std::vector<PerfSample>& samples) {
@@ -121,7 +125,12 @@ void check_oracle(const std::string& folder, bool perf_prefix_ok = false) {
       if (sorted[i].first > cutoff) names.insert(sorted[i].second);
     return names;
   };
-  CHECK(top(perf_samples) == top(our_samples));
+  const auto perf_top = top(perf_samples), our_top = top(our_samples);
+  std::string sets = "perf:";
+  for (const auto& n : perf_top) sets += " [" + n + "]";
+  sets += "\nours:";
+  for (const auto& n : our_top) sets += " [" + n + "]";
+  CHECK_MESSAGE(perf_top == our_top, sets);
 }
 
 // --inline comparison: the frames of one module (`dso`), each callchain
@@ -170,7 +179,7 @@ TEST_SUITE("e2e") {
                                     {binary("EXAMPLE_BIN"), "--rounds", "3"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    check_oracle(folder);
+    check_oracle(folder, /*min_exact_percent=*/95);
 
     // Default output: files per benchmark and a terminal summary.
     auto summary = run_process({binary("RUNNER_BIN"), "report", folder});
@@ -205,7 +214,7 @@ TEST_SUITE("e2e") {
                    {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "300"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    check_oracle(folder, /*perf_prefix_ok=*/true);
+    check_oracle(folder, /*min_exact_percent=*/0);
   }
 
   TEST_CASE("report --inline agrees with perf script --inline") {
