@@ -35,6 +35,10 @@ std::vector<std::string> normalized_stack(const PerfSample& s) {
     size_t plus = name.rfind("+0x");
     if (plus != std::string::npos) name.resize(plus);
     if (name.empty() || name == "[unknown]") name = "[unknown]";
+    // PLT stubs have no ELF symbol: perf synthesizes "memcpy@plt", while
+    // .symbols.map (spec §5.5: zero sizes reach the next symbol) covers the
+    // PLT with the symbol before it, _init.
+    if (name.ends_with("@plt") || name == "_init") name = "[plt]";
     names.push_back(name);
   }
   // Trailing unknown frames past the last known one are unwinder noise
