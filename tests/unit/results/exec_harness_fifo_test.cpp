@@ -73,7 +73,13 @@ TEST_SUITE("results") {
       CHECK(m.type == (i % 2 == 1 ? fifo::MarkerType::kRoundStart
                                   : fifo::MarkerType::kRoundEnd));
       CHECK(m.timestamp >= previous);  // rounds after the window opened
-      if (i % 2 == 0) CHECK(m.timestamp - previous >= 5'000'000);  // >= 5 ms
+      // A round starts when spawn returns (spec §6.3), i.e. after the exec:
+      // how much of `sleep 0.005` it covers depends on when this process
+      // is scheduled again, so only its order and a sane bound are fixed.
+      if (i % 2 == 0) {
+        CHECK(m.timestamp > previous);
+        CHECK(m.timestamp - previous < 1'000'000'000);
+      }
       previous = m.timestamp;
     }
     CHECK(data.markers.back().timestamp >= previous);
