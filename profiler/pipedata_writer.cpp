@@ -131,10 +131,6 @@ void PipedataWriter::write_finished_round() {
   write_bytes(&header, sizeof(header));
 }
 
-void PipedataWriter::write_record(std::span<const uint8_t> record) {
-  write_bytes(record.data(), record.size());
-}
-
 void PipedataWriter::write_records(std::span<const uint8_t> first,
                                    std::span<const uint8_t> second) {
   const size_t total = first.size() + second.size();

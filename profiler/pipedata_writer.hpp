@@ -60,8 +60,6 @@ class PipedataWriter {
   // `perf buildid-list` lists).
   void write_build_id(std::span<const uint8_t> build_id,
                       const std::string& filename);
-  // A complete record (its perf_event_header first).
-  void write_record(std::span<const uint8_t> record);
   void write_bytes(const void* data, size_t size);
   // Complete records lying in one or two pieces (a ring buffer's run of
   // records): small runs are buffered, large ones are written straight from

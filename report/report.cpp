@@ -152,9 +152,10 @@ void append_uint(std::string& out, uint64_t value, size_t width,
     digits[n++] = static_cast<char>('0' + value % 10);
     value /= 10;
   } while (value != 0);
-  if (!left_align && n < width) out.append(width - n, fill);
+  const size_t pad = n < width ? width - n : 0;
+  if (!left_align) out.append(pad, fill);
   while (n > 0) out.push_back(digits[--n]);
-  if (left_align && n < width) out.append(width - n, fill);
+  if (left_align) out.append(pad, fill);
 }
 
 // `perf script`'s default layout for our samples: "%16s %6u/%-6u
@@ -174,11 +175,7 @@ class PerfScriptPrinter {
     buffer_ += ' ';
     append_uint(buffer_, sample.pid, 6);
     buffer_ += '/';
-    // %-6u: left-aligned, so the padding follows.
-    const size_t tid_at = buffer_.size();
-    append_uint(buffer_, sample.tid, 0);
-    const size_t tid_len = buffer_.size() - tid_at;
-    if (tid_len < 6) buffer_.append(6 - tid_len, ' ');
+    append_uint(buffer_, sample.tid, 6, /*left_align=*/true);  // %-6u
     buffer_ += ' ';
     append_uint(buffer_, sample.time / 1000000000u, 5);
     buffer_ += '.';

@@ -99,10 +99,6 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
 
 }  // namespace
 
-UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample) {
-  return unwind(sample, sample.stack);
-}
-
 UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample,
                               std::span<const uint8_t> stack) {
   if (sample.regs_abi != 0 && !sample.regs.empty() && sample.regs_mask != 0)

@@ -33,10 +33,9 @@ inline constexpr size_t kMaxFrames = 256;
 class Unwinder {
  public:
   explicit Unwinder(ProfileFolder& folder) : folder_(folder) {}
-  // DWARF mode (regs + stack copy) when the sample has them, else the
+  // DWARF mode (regs + `stack`, the sample's stack copy: SampleRecord::stack
+  // or PipeDataReader::last_stack()) when the sample has them, else the
   // frame-pointer call chain.
-  UnwoundStack unwind(const profiler::SampleRecord& sample);
-  // The same with the stack copy given apart (PipeDataReader::last_stack()).
   UnwoundStack unwind(const profiler::SampleRecord& sample,
                       std::span<const uint8_t> stack);
 
@@ -82,10 +81,6 @@ class Symbolizer {
   // perf does. Valid until the next resolve call.
   std::span<const uint32_t> resolve_frames(int32_t pid, uint64_t addr,
                                            bool leaf);
-  // The function itself (the last of resolve_frames).
-  uint32_t resolve(int32_t pid, uint64_t addr, bool leaf) {
-    return resolve_frames(pid, addr, leaf).back();
-  }
   const FrameInfo& frame(uint32_t id) const { return frames_[id]; }
   size_t distinct_frames() const { return frames_.size(); }
 
