@@ -156,8 +156,8 @@ struct PipeDataReader::Impl {
   uint64_t file_size = 0;
   base::MappedRegion window;
   const uint8_t* data = nullptr;  // buf.get() or the window
-  size_t begin = 0, end = 0;      // unread bytes are buf[begin, end)
-  uint64_t offset = 0;            // file offset of buf[begin]
+  size_t begin = 0, end = 0;      // unread bytes are data[begin, end)
+  uint64_t offset = 0;            // file offset of data[begin]
   bool eof = false;               // read() returned 0
   bool done = false;              // end reached or stream broken: next() = end
   bool copy_stack = true;         // fill SampleRecord::stack

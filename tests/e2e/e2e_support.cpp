@@ -1,9 +1,7 @@
 #include "tests/e2e/e2e_support.hpp"
 
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -18,6 +16,7 @@
 
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
+#include "tests/support/perf_events.hpp"
 
 namespace runner::testing {
 
@@ -117,19 +116,8 @@ std::vector<std::string> list_dir(const std::string& dir) {
 }
 
 void skip_unless_perf_events() {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.disabled = 1;
-  attr.exclude_kernel = 1;
-  long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd >= 0) {
-    ::close(static_cast<int>(fd));
-    return;
-  }
-  int err = errno;
-  if (err == EACCES || err == EPERM || err == ENOSYS) {
+  const int err = perf_events_refused();
+  if (err != 0) {
     std::printf("SKIP: perf_event_open refused here (%s); see runner doctor\n",
                 std::strerror(err));
     std::exit(77);

@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +23,7 @@
 #include "base/unique_fd.hpp"
 #include "profiler/perf_format.hpp"
 #include "profiler/pipedata_reader.hpp"
+#include "tests/support/perf_events.hpp"
 
 namespace runner::profiler::testing {
 
@@ -139,20 +139,10 @@ inline ReadAll read_all(const std::string& path,
 // perf_event_open of a software event on this process: the permission
 // perf record needs. Fills `why` when refused.
 inline bool perf_event_allowed(std::string* why) {
-  perf_event_attr attr{};
-  attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.disabled = 1;
-  attr.exclude_kernel = 1;
-  long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-  if (fd >= 0) {
-    ::close(static_cast<int>(fd));
-    return true;
-  }
-  int err = errno;
+  const int err = runner::testing::perf_events_refused();
+  if (err == 0) return true;
   *why = std::string("perf_event_open refused: ") + std::strerror(err);
-  return !(err == EACCES || err == EPERM || err == ENOSYS);
+  return false;
 }
 
 // Exits 77 (skipped) when perf_event_open is refused; the perf tests run
