@@ -8,19 +8,21 @@
 namespace runner::symbols {
 namespace {
 
+// A PT_LOAD whose file and memory sizes are equal (all of these examples).
+LoadSegment segment(uint64_t vaddr, uint64_t offset, uint64_t size,
+                    uint32_t flags) {
+  return {.vaddr = vaddr,
+          .offset = offset,
+          .filesz = size,
+          .memsz = size,
+          .flags = flags};
+}
+
 TEST_SUITE("symbols") {
   TEST_CASE("load bias: go_fib non-PIE, segment contains mapping -> 0") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0x400000,
-         .offset = 0,
-         .filesz = 0x1000,
-         .memsz = 0x1000,
-         .flags = 4},
-        {.vaddr = 0x402000,
-         .offset = 0x2000,
-         .filesz = 0x10d000,
-         .memsz = 0x10d000,
-         .flags = 5},
+        segment(0x400000, 0, 0x1000, 4),
+        segment(0x402000, 0x2000, 0x10d000, 5),
     };
     auto bias = compute_load_bias(loads, 0x402000, 0x50f000, 0x2000);
     REQUIRE(bias);
@@ -30,16 +32,8 @@ TEST_SUITE("symbols") {
   TEST_CASE(
       "load bias: divan PIE, mapping contains segment -> 0x555555554000") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0,
-         .offset = 0,
-         .filesz = 0x4c26c,
-         .memsz = 0x4c26c,
-         .flags = 4},
-        {.vaddr = 0x4e26c,
-         .offset = 0x4d26c,
-         .filesz = 0xef24a,
-         .memsz = 0xef24a,
-         .flags = 5},
+        segment(0, 0, 0x4c26c, 4),
+        segment(0x4e26c, 0x4d26c, 0xef24a, 5),
     };
     auto bias =
         compute_load_bias(loads, 0x5555555a2000, 0x555555692000, 0x4d000);
@@ -49,16 +43,8 @@ TEST_SUITE("symbols") {
 
   TEST_CASE("load bias: the_algorithms PIE -> 0x555555554000") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0,
-         .offset = 0,
-         .filesz = 0x51a10,
-         .memsz = 0x51a10,
-         .flags = 4},
-        {.vaddr = 0x53a10,
-         .offset = 0x52a10,
-         .filesz = 0x100000,
-         .memsz = 0x100000,
-         .flags = 5},
+        segment(0, 0, 0x51a10, 4),
+        segment(0x53a10, 0x52a10, 0x100000, 5),
     };
     auto bias =
         compute_load_bias(loads, 0x5555555a7000, 0x5555556a8000, 0x52000);
@@ -69,16 +55,8 @@ TEST_SUITE("symbols") {
   TEST_CASE(
       "load bias: ty PIE, segment larger than mapping -> 0x555555554000") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0,
-         .offset = 0,
-         .filesz = 0x916040,
-         .memsz = 0x916040,
-         .flags = 4},
-        {.vaddr = 0x918040,
-         .offset = 0x917040,
-         .filesz = 0x2000000,
-         .memsz = 0x2000000,
-         .flags = 5},
+        segment(0, 0, 0x916040, 4),
+        segment(0x918040, 0x917040, 0x2000000, 5),
     };
     auto bias =
         compute_load_bias(loads, 0x555555e6d000, 0x555555e7d000, 0x918000);
@@ -88,16 +66,8 @@ TEST_SUITE("symbols") {
 
   TEST_CASE("load bias: first matching segment wins") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0x10000,
-         .offset = 0x1000,
-         .filesz = 0x1000,
-         .memsz = 0x1000,
-         .flags = 5},
-        {.vaddr = 0x20000,
-         .offset = 0x1000,
-         .filesz = 0x1000,
-         .memsz = 0x1000,
-         .flags = 5},
+        segment(0x10000, 0x1000, 0x1000, 5),
+        segment(0x20000, 0x1000, 0x1000, 5),
     };
     auto bias =
         compute_load_bias(loads, 0x7f0000001000, 0x7f0000002000, 0x1000);
@@ -107,11 +77,7 @@ TEST_SUITE("symbols") {
 
   TEST_CASE("load bias: wrapping subtraction") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0x2000,
-         .offset = 0,
-         .filesz = 0x1000,
-         .memsz = 0x1000,
-         .flags = 5},
+        segment(0x2000, 0, 0x1000, 5),
     };
     auto bias = compute_load_bias(loads, 0x1000, 0x2000, 0);
     REQUIRE(bias);
@@ -121,11 +87,7 @@ TEST_SUITE("symbols") {
 
   TEST_CASE("load bias: no overlapping segment is an error") {
     std::vector<LoadSegment> loads = {
-        {.vaddr = 0x400000,
-         .offset = 0,
-         .filesz = 0x1000,
-         .memsz = 0x1000,
-         .flags = 4},
+        segment(0x400000, 0, 0x1000, 4),
     };
     auto bias = compute_load_bias(loads, 0x500000, 0x503000, 0x5000);
     REQUIRE_FALSE(bias);
@@ -134,11 +96,7 @@ TEST_SUITE("symbols") {
     CHECK_FALSE(compute_load_bias({}, 0x1000, 0x2000, 0));
     // Overflowing ranges never match (and never crash).
     std::vector<LoadSegment> huge = {
-        {.vaddr = 0,
-         .offset = ~0ULL - 10,
-         .filesz = 100,
-         .memsz = 100,
-         .flags = 5},
+        segment(0, ~0ULL - 10, 100, 5),
     };
     CHECK_FALSE(compute_load_bias(huge, 0x1000, 0x2000, ~0ULL - 5));
   }
