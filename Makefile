@@ -29,8 +29,16 @@ build: deps
 	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) --wrap-mode=nodownload
 	ninja -C $(BUILD)
 
+# Every test binary prints "SKIP <case>: <why>" for a case this machine
+# cannot run; the list is printed after the run, whatever its outcome.
 test: build
-	meson test -C $(BUILD) --print-errorlogs --num-processes 2
+	@status=0; meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=$$?; \
+	skips=$$(grep -h '^SKIP ' $(BUILD)/meson-logs/testlog.txt 2>/dev/null | sort -u); \
+	if [ -n "$$skips" ]; then \
+	  echo "$$(printf '%s\n' "$$skips" | wc -l) test case(s) skipped on this machine:"; \
+	  printf '%s\n' "$$skips" | sed 's/^SKIP /  /'; \
+	else echo "no test case skipped"; fi; \
+	exit $$status
 
 demo: build
 	@rm -rf demo-profile
