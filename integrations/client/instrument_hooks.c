@@ -12,7 +12,10 @@
  *    goes on the wire, so the bytes stay CodSpeed-compatible; clients that
  *    do not lock (CodSpeed's) simply are not serialised against us.
  * Each frame is written with one write(): frames up to PIPE_BUF then reach
- * the FIFO atomically, so the runner never sees them cut or interleaved. */
+ * the FIFO atomically, so the runner never sees them cut or interleaved.
+ * A handle used in a forked child reopens the FIFOs first: the child's
+ * inherited descriptors share the parent's open file descriptions, which
+ * flock does not tell apart. */
 #include "instrument_hooks.h"
 
 #include <errno.h>
@@ -59,6 +62,9 @@ enum Outcome { OUTCOME_OK = 0, OUTCOME_ERROR = 1, OUTCOME_TIMEOUT = 2 };
 struct InstrumentHooks {
   int ctl_fd;
   int ack_fd;
+  pid_t owner; /* the process that opened ctl_fd and ack_fd */
+  char* ctl_path;
+  char* ack_path;
   bool instrumented;
   /* A previous reply did not arrive in time (or was garbage): a late reply
    * may still be in the ack FIFO, drop it before the next request. */
@@ -68,6 +74,15 @@ struct InstrumentHooks {
 static pthread_mutex_t request_mutex = PTHREAD_MUTEX_INITIALIZER;
 /* Set (under request_mutex) once the lock could not be taken in time. */
 static bool lock_given_up = false;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* No fork in the middle of an exchange, and a child starts with the mutex
+ * free (it may have been held by a thread that does not exist there). */
+static void before_fork(void) { pthread_mutex_lock(&request_mutex); }
+static void after_fork(void) { pthread_mutex_unlock(&request_mutex); }
+static void register_atfork(void) {
+  pthread_atfork(before_fork, after_fork, after_fork);
+}
 
 /* ---- byte buffer ---------------------------------------------------------*/
 
@@ -221,6 +236,28 @@ static void unlock_fifo(InstrumentHooks* h, bool locked) {
   if (locked) flock(h->ctl_fd, LOCK_UN);
 }
 
+static int open_fifo(const char* path);
+
+/* In a forked child, replaces the inherited descriptors by its own
+ * (request_mutex held). */
+static bool own_fifos(InstrumentHooks* h) {
+  if (h->owner == getpid()) return true;
+  int ctl = open_fifo(h->ctl_path);
+  int ack = ctl >= 0 ? open_fifo(h->ack_path) : -1;
+  if (ctl < 0 || ack < 0) {
+    if (ctl >= 0) close(ctl);
+    return false;
+  }
+  /* Closing the inherited copies leaves the parent's lock alone. */
+  close(h->ctl_fd);
+  close(h->ack_fd);
+  h->ctl_fd = ctl;
+  h->ack_fd = ack;
+  h->owner = getpid();
+  h->desynced = false;
+  return true;
+}
+
 /* Sends one frame and reads one reply (tag and optional u32 argument).
  * Must be called with request_mutex and the FIFO lock held. */
 static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
@@ -266,9 +303,12 @@ static enum Outcome request_ack(InstrumentHooks* h, Buffer* frame) {
   frame_finish(frame);
   uint32_t tag = 0, arg = 0;
   pthread_mutex_lock(&request_mutex);
-  bool locked = lock_fifo(h);
-  enum Outcome out = exchange(h, frame, &tag, &arg);
-  unlock_fifo(h, locked);
+  enum Outcome out = OUTCOME_ERROR;
+  if (own_fifos(h)) {
+    bool locked = lock_fifo(h);
+    out = exchange(h, frame, &tag, &arg);
+    unlock_fifo(h, locked);
+  }
   pthread_mutex_unlock(&request_mutex);
   free(frame->data);
   if (out != OUTCOME_OK) return out;
@@ -306,7 +346,7 @@ static void close_fifos(InstrumentHooks* h) {
     /* Leave no late reply of ours behind for the next connection; only
      * under the FIFO lock, or the reply of another process's exchange in
      * progress would be taken. */
-    if (h->ctl_fd >= 0 && lock_fifo(h)) {
+    if (h->ctl_fd >= 0 && h->owner == getpid() && lock_fifo(h)) {
       drain_fd(h->ack_fd);
       unlock_fifo(h, true);
     }
@@ -359,9 +399,14 @@ InstrumentHooks* instrument_hooks_init(void) {
   InstrumentHooks* h = calloc(1, sizeof(*h));
   if (h == NULL) return NULL;
   h->ctl_fd = h->ack_fd = -1;
+  h->owner = getpid();
+  pthread_once(&atfork_once, register_atfork);
   const char* ctl_path = fifo_path("RUNNER_CTL_FIFO", DEFAULT_CTL_PATH);
   const char* ack_path = fifo_path("RUNNER_ACK_FIFO", DEFAULT_ACK_PATH);
   if (!runner_listening(ctl_path)) return h;
+  h->ctl_path = strdup(ctl_path);
+  h->ack_path = strdup(ack_path);
+  if (h->ctl_path == NULL || h->ack_path == NULL) return h;
   h->ctl_fd = open_fifo(ctl_path);
   if (h->ctl_fd >= 0) h->ack_fd = open_fifo(ack_path);
   if (h->ctl_fd >= 0 && h->ack_fd >= 0) h->instrumented = handshake(h);
@@ -378,6 +423,8 @@ void instrument_hooks_deinit(InstrumentHooks* hooks) {
   pthread_mutex_lock(&request_mutex);
   close_fifos(hooks);
   pthread_mutex_unlock(&request_mutex);
+  free(hooks->ctl_path);
+  free(hooks->ack_path);
   free(hooks);
 }
 

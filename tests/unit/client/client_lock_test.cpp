@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,6 +173,57 @@ TEST_SUITE("client") {
     auto data = running.stop();
     CHECK(data.markers.size() == kProcesses * kCommands);
     CHECK(data.counters.commands == kProcesses * (kCommands + 2));
+  }
+
+  TEST_CASE("C client: a handle inherited through fork is serialised too") {
+    // Forked children share the parent's open file descriptions, on which
+    // flock excludes no one. While the server runs a hook (before the Ack,
+    // so the requester still holds the lock), no other request may arrive.
+    std::string ctl_path;
+    std::atomic<int> overlaps{0};
+    auto check_alone = [&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      UniqueFd ctl(::open(ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+      int unread = 0;
+      if (ctl.valid() && ::ioctl(ctl.get(), FIONREAD, &unread) == 0 &&
+          unread > 0)
+        ++overlaps;
+    };
+    fifo::ServerHooks hooks;
+    hooks.on_start = check_alone;
+    hooks.on_stop = check_alone;
+    RunningServer running(std::move(hooks));
+    ctl_path = running.options().ctl_path;
+    ClientEnv env(running.options().ctl_path, running.options().ack_path);
+    InstrumentHooks* h = instrument_hooks_init();
+    REQUIRE(instrument_hooks_is_instrumented(h));
+    constexpr int kChildren = 3, kWindows = 20;
+    auto windows = [h] {
+      int failed = 0;
+      for (int i = 0; i < kWindows; ++i) {
+        failed += instrument_hooks_start_benchmark(h) != 0;
+        failed += instrument_hooks_stop_benchmark(h) != 0;
+      }
+      return failed;
+    };
+    std::vector<pid_t> children;
+    for (int c = 0; c < kChildren; ++c) {
+      pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) ::_exit(windows() == 0 ? 0 : 11);
+      children.push_back(pid);
+    }
+    CHECK(windows() == 0);
+    int failed_children = 0;
+    for (pid_t child : children) {
+      int status = 0;
+      REQUIRE(::waitpid(child, &status, 0) == child);
+      failed_children += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    CHECK(failed_children == 0);
+    instrument_hooks_deinit(h);
+    running.stop();
+    CHECK(overlaps.load() == 0);
   }
 
   TEST_CASE("C client: an Ack left unread by a dead client is drained") {
