@@ -345,7 +345,13 @@ base::Status finalize_profile(FinalizeInput input) {
                     {"unexpected_commands", c.unexpected_commands},
                     {"rejected_versions", c.rejected_versions},
                     {"duplicate_starts", c.duplicate_starts},
-                    {"unmatched_stops", c.unmatched_stops}};
+                    {"unmatched_stops", c.unmatched_stops},
+                    {"dropped_replies", c.dropped_replies},
+                    {"write_errors", c.write_errors},
+                    {"resyncs", c.resyncs},
+                    {"discarded_bytes", c.discarded_bytes},
+                    {"truncated_frames", c.truncated_frames},
+                    {"stale_reply_bytes", c.stale_reply_bytes}};
   meta["runner"] = std::move(runner);
 
   RUNNER_RETURN_IF_ERROR(

@@ -23,6 +23,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "agent/finalize.hpp"
+#include "agent/instrumentation_check.hpp"
 #include "agent/results_check.hpp"
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
@@ -311,11 +312,16 @@ int run_session(const RunOptions& options) {
     if (auto st = sampler->disable(); !st)
       RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what();
   };
-  hooks.on_new_pid = [&snapshots](int32_t pid) {
+  // A client may announce any number of pids: the first few failures are
+  // logged, the rest only counted (summary after the run).
+  constexpr uint64_t kMaxSnapshotWarnings = 5;
+  uint64_t snapshot_failures = 0;
+  hooks.on_new_pid = [&snapshots, &snapshot_failures](int32_t pid) {
     auto snapshot = profiler::snapshot_proc_maps(pid);
     if (!snapshot) {
-      RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid
-                                 << "/maps: " << snapshot.error().what();
+      if (++snapshot_failures <= kMaxSnapshotWarnings)
+        RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid
+                                   << "/maps: " << snapshot.error().what();
       return;
     }
     snapshots.push_back(std::move(*snapshot));
@@ -380,6 +386,20 @@ int run_session(const RunOptions& options) {
   io.poll();  // writes the replies drain() queued
   fifo::RunData run = (*server)->take_data();
   (void)(*server)->close();
+  if (snapshot_failures > kMaxSnapshotWarnings) {
+    RUNNER_LOG(kLog, kWarning)
+        << "cannot snapshot /proc/<pid>/maps for "
+        << snapshot_failures - kMaxSnapshotWarnings
+        << " more announced pid(s) (" << snapshot_failures << " in all)";
+  }
+  // Did the benchmarks that ran reach the runner? (instrumentation_check.hpp)
+  std::vector<std::string> result_uris;
+  if (auto rows = load_results(folder, true)) {
+    for (const auto& row : *rows) result_uris.push_back(row.uri);
+  }
+  std::optional<std::string> uninstrumented =
+      missing_instrumentation(run, result_uris);
+  std::vector<std::string> unannounced = unannounced_uris(run, result_uris);
 
   std::optional<profiler::SamplerStats> sampler_stats;
   if (sampler) {
@@ -408,6 +428,18 @@ int run_session(const RunOptions& options) {
 
   int check = check_results(folder, options.allow_empty, std::cerr);
   if (exit_code == 0) exit_code = check;
+  if (uninstrumented) {
+    std::fprintf(
+        stderr, "runner: %s%s\n", uninstrumented->c_str(),
+        options.allow_no_profile ? " (allowed by --allow-no-profile)" : "");
+    if (exit_code == 0 && !options.allow_no_profile) exit_code = 1;
+  } else if (!unannounced.empty()) {
+    RUNNER_LOG(kLog, kWarning)
+        << unannounced.size()
+        << " benchmark(s) in results/ were never announced to the runner "
+           "and have no profile, e.g. "
+        << unannounced.front();
+  }
 
   if (options.report) {
     report::ReportOptions report_options;

@@ -25,7 +25,8 @@ std::vector<OptionSpec> profile_options() {
        "Run without FIFOs or sampling (integrations see no runner)"},
       {"allow-no-profile", 0, false, "",
        "If perf_event_open is refused, run the benchmark unprofiled instead "
-       "of failing"},
+       "of failing; also accept a run whose benchmarks never reached the "
+       "runner over the FIFO"},
       {"allow-empty", 0, false, "",
        "Do not fail when the benchmark produced no results"},
       {"report", 0, false, "", "Run 'runner report' on the folder at the end"},

@@ -1,5 +1,6 @@
 #include "fifo/server.hpp"
 
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <deque>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 
 #include <boost/asio/buffer.hpp>
@@ -61,6 +63,10 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
   bool closed = false;
   uint64_t warnings = 0;
   RunData data;
+  std::unordered_set<int32_t> known_pids;  // == data.bench_pids, for lookup
+  // Decoder counters already copied into data.counters.
+  uint64_t seen_resyncs = 0, seen_oversized = 0, seen_discarded = 0,
+           seen_truncated = 0;
 
   bool should_warn() {
     if (warnings < kMaxWarnings) {
@@ -93,26 +99,74 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           << "reading " << options.ctl_path << ": " << ec.message();
       return;
     }
-    decoder.feed(std::span<const uint8_t>(read_buffer.data(), n));
+    feed(n);
     process_frames();
     start_read();
   }
 
+  // A read shorter than the buffer emptied the FIFO (see FrameDecoder).
+  void feed(size_t n) {
+    decoder.feed(std::span<const uint8_t>(read_buffer.data(), n));
+    if (n < read_buffer.size()) decoder.pipe_drained();
+  }
+
+  // Copies what the decoder dropped into the counters, with a warning.
+  void account_decoder() {
+    uint64_t resyncs = decoder.resyncs() - seen_resyncs;
+    uint64_t oversized = decoder.oversized_frames() - seen_oversized;
+    uint64_t discarded = decoder.discarded_bytes() - seen_discarded;
+    uint64_t truncated = decoder.truncated_frames() - seen_truncated;
+    if (discarded == 0 && resyncs == 0 && truncated == 0) return;
+    seen_resyncs = decoder.resyncs();
+    seen_oversized = decoder.oversized_frames();
+    seen_discarded = decoder.discarded_bytes();
+    seen_truncated = decoder.truncated_frames();
+    data.counters.oversized_frames += oversized;
+    data.counters.malformed_frames += resyncs - oversized;
+    data.counters.resyncs += resyncs;
+    data.counters.discarded_bytes += discarded;
+    data.counters.truncated_frames += truncated;
+    if (should_warn()) {
+      RUNNER_LOG("fifo", kWarning)
+          << "skipped " << discarded << " bytes on " << options.ctl_path
+          << " that are not a FIFO command (" << oversized
+          << " impossible lengths, " << truncated
+          << " frames cut short by their writer); no reply is sent for them";
+    }
+  }
+
+  // SetVersion opens a client's conversation: every reply still unread in
+  // the ack FIFO belongs to a client that stopped reading (e.g. it died
+  // before reading its Ack) and would be taken as this client's reply.
+  void discard_stale_replies() {
+    if (writing || !write_queue.empty()) return;
+    int unread = 0;
+    if (::ioctl(ack.native_handle(), FIONREAD, &unread) != 0 || unread <= 0)
+      return;
+    std::array<uint8_t, 4096> sink{};
+    while (unread > 0) {
+      ssize_t n = ::read(ack.native_handle(), sink.data(),
+                         std::min<size_t>(sink.size(), unread));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      unread -= static_cast<int>(n);
+      data.counters.stale_reply_bytes += static_cast<uint64_t>(n);
+    }
+    if (should_warn()) {
+      RUNNER_LOG("fifo", kWarning)
+          << "discarded unread replies in " << options.ack_path
+          << " left by a client that stopped reading";
+    }
+  }
+
   size_t process_frames() {
     size_t frames = 0;
+    account_decoder();
     while (auto frame = decoder.next()) {
       ++frames;
-      if (auto* oversized = std::get_if<OversizedFrame>(&*frame)) {
-        ++data.counters.oversized_frames;
-        if (should_warn()) {
-          RUNNER_LOG("fifo", kWarning)
-              << "skipping an oversized FIFO frame of "
-              << oversized->declared_size << " bytes (limit " << kMaxFrameSize
-              << ")";
-        }
-        continue;
-      }
-      const auto& payload = std::get<std::vector<uint8_t>>(*frame);
+      const auto* payload_ptr = std::get_if<std::vector<uint8_t>>(&*frame);
+      if (payload_ptr == nullptr) continue;  // OversizedFrame: not produced
+      const auto& payload = *payload_ptr;
       auto command = decode_payload(payload);
       if (!command) {
         ++data.counters.malformed_frames;
@@ -126,6 +180,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
       }
       ++data.counters.commands;
       RUNNER_LOG("fifo", kDebug) << "received " << describe(*command);
+      if (std::holds_alternative<SetVersion>(*command)) discard_stale_replies();
       reply(handle(*command));
     }
     return frames;
@@ -137,9 +192,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           using T = std::decay_t<decltype(c)>;
           if constexpr (std::is_same_v<T, CurrentBenchmark>) {
             data.uri_by_ts.emplace_back(monotonic_ns(), c.uri);
-            bool known = false;
-            for (int32_t pid : data.bench_pids) known = known || pid == c.pid;
-            if (!known) {
+            if (known_pids.insert(c.pid).second) {
               data.bench_pids.push_back(c.pid);
               if (hooks.on_new_pid) hooks.on_new_pid(c.pid);
             }
@@ -259,8 +312,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
           ::read(ctl.native_handle(), read_buffer.data(), read_buffer.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EAGAIN: the FIFO is empty
-      decoder.feed(
-          std::span<const uint8_t>(read_buffer.data(), static_cast<size_t>(n)));
+      feed(static_cast<size_t>(n));
       frames += process_frames();
     }
     return frames;
@@ -315,6 +367,7 @@ RunData Server::take_data() {
   RunData taken = std::move(core_->data);
   core_->data = RunData{};
   core_->data.sampling = taken.sampling;
+  core_->known_pids.clear();
   return taken;
 }
 base::Status Server::close() { return core_->close(); }

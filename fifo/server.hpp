@@ -3,8 +3,13 @@
 // Flow: the benchmark writes frames to the ctl FIFO -> async reads feed a
 // FrameDecoder -> each well-formed command updates RunData, runs the matching
 // hook synchronously, then exactly one reply frame is queued on the ack FIFO
-// (async writes, in order). Garbage is counted and answered with Err;
-// oversized frames are counted and skipped without a reply.
+// (async writes, in order). Bytes that are not a plausible frame (garbage,
+// impossible lengths, frames cut short by a dead writer) are skipped by the
+// decoder, which resynchronises on the next plausible frame; they are counted
+// and get no reply (like the CodSpeed runner's unparseable frames). A frame
+// larger than PIPE_BUF that is delimited but does not decode gets Err.
+// A SetVersion (a client starting its handshake) first discards replies left
+// unread in the ack FIFO by clients that stopped reading.
 //
 // Threading: every member function must be called on the thread running the
 // io_context, or while it is not running. Hooks run on that thread, before
@@ -51,14 +56,20 @@ struct RunData {
   std::optional<uint64_t> protocol_version;  // last accepted SetVersion
   struct Counters {
     uint64_t commands = 0;  // well-formed commands received
+    // Unparseable input: resyncs that did not start at an impossible length,
+    // plus delimited frames > PIPE_BUF that did not decode.
     uint64_t malformed_frames = 0;
-    uint64_t oversized_frames = 0;
+    uint64_t oversized_frames = 0;     // headers declaring > kMaxFrameSize
     uint64_t unexpected_commands = 0;  // Ack/Err/IntegrationModeResponse
     uint64_t rejected_versions = 0;
     uint64_t duplicate_starts = 0;
     uint64_t unmatched_stops = 0;
     uint64_t dropped_replies = 0;  // reply queue full (client not reading)
     uint64_t write_errors = 0;
+    uint64_t resyncs = 0;            // times the decoder lost sync
+    uint64_t discarded_bytes = 0;    // ctl bytes skipped while resyncing
+    uint64_t truncated_frames = 0;   // partial frames of a writer that stopped
+    uint64_t stale_reply_bytes = 0;  // unread replies discarded on SetVersion
   } counters;
   bool sampling = false;  // inside a StartBenchmark..StopBenchmark window
 };

@@ -1,7 +1,21 @@
 /* instrument-hooks client: speaks the runner FIFO protocol (u32 LE length +
  * bincode payload frames) over two named pipes. One request, then exactly one
- * reply; a process-wide mutex keeps request/reply pairs of different threads
- * from interleaving on the shared ack FIFO. */
+ * reply. Every client of a run shares both FIFOs, so each request/reply pair
+ * is serialised twice:
+ *  - a process-wide mutex, for the threads of one process (they may share one
+ *    handle, i.e. one open file description, which flock does not separate);
+ *  - an exclusive flock on the ctl FIFO itself, for processes. The lock lives
+ *    on the FIFO inode the runner created, so it needs no extra file in a
+ *    shared directory (nothing to create, squat or clean up), every process
+ *    that can talk to the runner can take it, and a new run's FIFO starts
+ *    with a fresh lock. The kernel releases it when a holder dies. Nothing
+ *    goes on the wire, so the bytes stay CodSpeed-compatible; clients that
+ *    do not lock (CodSpeed's) simply are not serialised against us.
+ * Each frame is written with one write(): frames up to PIPE_BUF then reach
+ * the FIFO atomically, so the runner never sees them cut or interleaved.
+ * A handle used in a forked child reopens the FIFOs first: the child's
+ * inherited descriptors share the parent's open file descriptions, which
+ * flock does not tell apart. */
 #include "instrument_hooks.h"
 
 #include <errno.h>
@@ -11,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +34,11 @@
 #define DEFAULT_ACK_PATH "/tmp/runner.ack.fifo"
 #define PROTOCOL_VERSION 2
 #define ACK_TIMEOUT_MS 1000
+/* How long to wait for another process's request/reply to finish. A holder
+ * keeps the lock for one exchange (at most ACK_TIMEOUT_MS), so this only
+ * expires when a process holds it without talking (stopped, or hostile);
+ * this process then stops locking rather than wait on every request. */
+#define LOCK_TIMEOUT_MS 5000
 /* Replies are at most 8 payload bytes; anything bigger is not our runner. */
 #define MAX_REPLY_SIZE 64
 
@@ -42,6 +62,9 @@ enum Outcome { OUTCOME_OK = 0, OUTCOME_ERROR = 1, OUTCOME_TIMEOUT = 2 };
 struct InstrumentHooks {
   int ctl_fd;
   int ack_fd;
+  pid_t owner; /* the process that opened ctl_fd and ack_fd */
+  char* ctl_path;
+  char* ack_path;
   bool instrumented;
   /* A previous reply did not arrive in time (or was garbage): a late reply
    * may still be in the ack FIFO, drop it before the next request. */
@@ -49,6 +72,17 @@ struct InstrumentHooks {
 };
 
 static pthread_mutex_t request_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Set (under request_mutex) once the lock could not be taken in time. */
+static bool lock_given_up = false;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* No fork in the middle of an exchange, and a child starts with the mutex
+ * free (it may have been held by a thread that does not exist there). */
+static void before_fork(void) { pthread_mutex_lock(&request_mutex); }
+static void after_fork(void) { pthread_mutex_unlock(&request_mutex); }
+static void register_atfork(void) {
+  pthread_atfork(before_fork, after_fork, after_fork);
+}
 
 /* ---- byte buffer ---------------------------------------------------------*/
 
@@ -167,8 +201,65 @@ static void drain_fd(int fd) {
   }
 }
 
+static void sleep_us(long us) {
+  struct timespec ts = {.tv_sec = us / 1000000,
+                        .tv_nsec = (us % 1000000) * 1000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Takes the cross-process lock on the ctl FIFO (request_mutex held). Returns
+ * whether it is held; false also when locking is not possible, and then the
+ * exchange goes ahead unlocked. */
+static bool lock_fifo(InstrumentHooks* h) {
+  if (lock_given_up) return false;
+  uint64_t deadline = monotonic_ms() + LOCK_TIMEOUT_MS;
+  long backoff_us = 50;
+  for (;;) {
+    if (flock(h->ctl_fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) return false; /* e.g. no flock here */
+    if (monotonic_ms() >= deadline) {
+      lock_given_up = true;
+      fprintf(stderr,
+              "instrument-hooks: another process has held the runner FIFO "
+              "lock for %d ms; continuing without it\n",
+              LOCK_TIMEOUT_MS);
+      return false;
+    }
+    sleep_us(backoff_us);
+    if (backoff_us < 2000) backoff_us *= 2;
+  }
+}
+
+static void unlock_fifo(InstrumentHooks* h, bool locked) {
+  if (locked) flock(h->ctl_fd, LOCK_UN);
+}
+
+static int open_fifo(const char* path);
+
+/* In a forked child, replaces the inherited descriptors by its own
+ * (request_mutex held). */
+static bool own_fifos(InstrumentHooks* h) {
+  if (h->owner == getpid()) return true;
+  int ctl = open_fifo(h->ctl_path);
+  int ack = ctl >= 0 ? open_fifo(h->ack_path) : -1;
+  if (ctl < 0 || ack < 0) {
+    if (ctl >= 0) close(ctl);
+    return false;
+  }
+  /* Closing the inherited copies leaves the parent's lock alone. */
+  close(h->ctl_fd);
+  close(h->ack_fd);
+  h->ctl_fd = ctl;
+  h->ack_fd = ack;
+  h->owner = getpid();
+  h->desynced = false;
+  return true;
+}
+
 /* Sends one frame and reads one reply (tag and optional u32 argument).
- * Must be called with request_mutex held. */
+ * Must be called with request_mutex and the FIFO lock held. */
 static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
                              uint32_t* reply_tag, uint32_t* reply_arg) {
   if (frame->failed) return OUTCOME_ERROR;
@@ -212,7 +303,12 @@ static enum Outcome request_ack(InstrumentHooks* h, Buffer* frame) {
   frame_finish(frame);
   uint32_t tag = 0, arg = 0;
   pthread_mutex_lock(&request_mutex);
-  enum Outcome out = exchange(h, frame, &tag, &arg);
+  enum Outcome out = OUTCOME_ERROR;
+  if (own_fifos(h)) {
+    bool locked = lock_fifo(h);
+    out = exchange(h, frame, &tag, &arg);
+    unlock_fifo(h, locked);
+  }
   pthread_mutex_unlock(&request_mutex);
   free(frame->data);
   if (out != OUTCOME_OK) return out;
@@ -244,10 +340,16 @@ static int open_fifo(const char* path) {
   return open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 }
 
+/* Must be called with request_mutex held. */
 static void close_fifos(InstrumentHooks* h) {
   if (h->ack_fd >= 0) {
-    /* Leave no reply behind for the next connection. */
-    drain_fd(h->ack_fd);
+    /* Leave no late reply of ours behind for the next connection; only
+     * under the FIFO lock, or the reply of another process's exchange in
+     * progress would be taken. */
+    if (h->ctl_fd >= 0 && h->owner == getpid() && lock_fifo(h)) {
+      drain_fd(h->ack_fd);
+      unlock_fifo(h, true);
+    }
     close(h->ack_fd);
   }
   if (h->ctl_fd >= 0) close(h->ctl_fd);
@@ -256,7 +358,9 @@ static void close_fifos(InstrumentHooks* h) {
 }
 
 /* SetVersion(2) -> Ack, then GetIntegrationMode -> IntegrationModeResponse
- * (Walltime). Returns true when a walltime runner answered both. */
+ * (Walltime). Returns true when a walltime runner answered both. Before it,
+ * replies left in the ack FIFO by a client that died before reading them
+ * are drained, so they are not taken for ours. */
 static bool handshake(InstrumentHooks* h) {
   Buffer version = {0};
   frame_begin(&version, TAG_SET_VERSION);
@@ -269,6 +373,8 @@ static bool handshake(InstrumentHooks* h) {
   bool ok = false;
   uint32_t tag = 0, arg = 0;
   pthread_mutex_lock(&request_mutex);
+  bool locked = lock_fifo(h);
+  drain_fd(h->ack_fd);
   enum Outcome out = exchange(h, &version, &tag, &arg);
   if (out == OUTCOME_OK && tag == TAG_ERR) {
     fprintf(stderr,
@@ -280,6 +386,7 @@ static bool handshake(InstrumentHooks* h) {
     ok = out == OUTCOME_OK && tag == TAG_INTEGRATION_MODE_RESPONSE &&
          arg == MODE_WALLTIME;
   }
+  unlock_fifo(h, locked);
   pthread_mutex_unlock(&request_mutex);
   free(version.data);
   free(mode.data);
@@ -292,17 +399,22 @@ InstrumentHooks* instrument_hooks_init(void) {
   InstrumentHooks* h = calloc(1, sizeof(*h));
   if (h == NULL) return NULL;
   h->ctl_fd = h->ack_fd = -1;
+  h->owner = getpid();
+  pthread_once(&atfork_once, register_atfork);
   const char* ctl_path = fifo_path("RUNNER_CTL_FIFO", DEFAULT_CTL_PATH);
   const char* ack_path = fifo_path("RUNNER_ACK_FIFO", DEFAULT_ACK_PATH);
   if (!runner_listening(ctl_path)) return h;
+  h->ctl_path = strdup(ctl_path);
+  h->ack_path = strdup(ack_path);
+  if (h->ctl_path == NULL || h->ack_path == NULL) return h;
   h->ctl_fd = open_fifo(ctl_path);
   if (h->ctl_fd >= 0) h->ack_fd = open_fifo(ack_path);
-  if (h->ctl_fd < 0 || h->ack_fd < 0) {
+  if (h->ctl_fd >= 0 && h->ack_fd >= 0) h->instrumented = handshake(h);
+  if (!h->instrumented) {
+    pthread_mutex_lock(&request_mutex);
     close_fifos(h);
-    return h;
+    pthread_mutex_unlock(&request_mutex);
   }
-  h->instrumented = handshake(h);
-  if (!h->instrumented) close_fifos(h);
   return h;
 }
 
@@ -311,6 +423,8 @@ void instrument_hooks_deinit(InstrumentHooks* hooks) {
   pthread_mutex_lock(&request_mutex);
   close_fifos(hooks);
   pthread_mutex_unlock(&request_mutex);
+  free(hooks->ctl_path);
+  free(hooks->ack_path);
   free(hooks);
 }
 

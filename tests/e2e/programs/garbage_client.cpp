@@ -1,5 +1,6 @@
-// Sends garbage frames on the runner's control FIFO, then behaves like a
-// normal benchmark through the client library.
+// Sends garbage frames on the runner's control FIFO (the runner answers
+// none of them, like CodSpeed's), then behaves like a normal benchmark
+// through the client library.
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -14,13 +15,14 @@
 
 namespace {
 
-// Writes one frame and waits (1 s) for one reply frame; returns its tag.
+// Writes one frame and waits (300 ms) for one reply frame; returns its tag,
+// or -1 when none came.
 int send_raw(int ctl, int ack, const std::vector<uint8_t>& frame) {
   if (write(ctl, frame.data(), frame.size()) !=
       static_cast<ssize_t>(frame.size()))
     return -1;
   std::vector<uint8_t> buf;
-  for (int waited = 0; waited < 100 && buf.size() < 8; ++waited) {
+  for (int waited = 0; waited < 30 && buf.size() < 8; ++waited) {
     pollfd p{ack, POLLIN, 0};
     poll(&p, 1, 10);
     uint8_t tmp[64];
@@ -52,7 +54,7 @@ int main() {
   std::printf("garbage replies: %d %d %d\n", r1, r2, r3);
   close(ctl);
   close(ack);
-  if (r1 != 6 || r2 != 6 || r3 != 6) return 4;  // each must be Err (6)
+  if (r1 != -1 || r2 != -1 || r3 != -1) return 4;  // no reply to garbage
 
   runner::client::InstrumentHooks hooks;
   if (!hooks.instrumented()) return 5;

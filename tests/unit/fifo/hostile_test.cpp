@@ -1,0 +1,389 @@
+// Hostile and dead writers on the ctl FIFO: the FrameDecoder's
+// resynchronisation, and a real fifo::Server on real FIFOs fed by raw
+// writers that send garbage, die mid-frame or never read their reply.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <doctest/doctest.h>
+
+#include "base/unique_fd.hpp"
+#include "fifo/fifo.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace fifo = runner::fifo;
+using runner::base::UniqueFd;
+using runner::testing::TempDir;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes frame(const fifo::Command& c) { return fifo::encode_frame(c); }
+
+Bytes cat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<fifo::Command> drain(fifo::FrameDecoder& decoder) {
+  std::vector<fifo::Command> out;
+  while (auto f = decoder.next()) {
+    const auto* payload = std::get_if<Bytes>(&*f);
+    REQUIRE(payload != nullptr);
+    auto decoded = fifo::decode_payload(*payload);
+    REQUIRE(decoded.has_value());
+    out.push_back(*decoded);
+  }
+  return out;
+}
+
+const fifo::Command kSetVersion = fifo::SetVersion{2};
+const fifo::Command kStart = fifo::StartBenchmark{};
+const fifo::Command kMarker =
+    fifo::AddMarker{12345, {fifo::MarkerType::kRoundStart, 99}};
+const fifo::Command kAck = fifo::Ack{};
+
+// ---- a Server on temp FIFOs, and raw clients -------------------------------
+
+class RunningServer {
+ public:
+  RunningServer()
+      : options_{dir_.file("ctl.fifo"), dir_.file("ack.fifo"),
+                 dir_.file("fifo.lock")},
+        guard_(io_.get_executor()) {
+    auto created = fifo::Server::create(io_, options_, {});
+    REQUIRE_MESSAGE(created.has_value(), created.error().what());
+    server_ = std::move(*created);
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~RunningServer() { stop(); }
+  fifo::RunData stop() {
+    if (thread_.joinable()) {
+      guard_.reset();
+      io_.stop();
+      thread_.join();
+    }
+    return server_->take_data();
+  }
+  const fifo::ServerOptions& options() const { return options_; }
+
+ private:
+  TempDir dir_;
+  fifo::ServerOptions options_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      guard_;
+  std::unique_ptr<fifo::Server> server_;
+  std::thread thread_;
+};
+
+int unread(int fd) {
+  int n = 0;
+  REQUIRE(::ioctl(fd, FIONREAD, &n) == 0);
+  return n;
+}
+
+// A client writing raw bytes, each write() in one piece.
+class RawClient {
+ public:
+  explicit RawClient(const fifo::ServerOptions& options)
+      : ctl_(::open(options.ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)),
+        ack_(
+            ::open(options.ack_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)) {
+    REQUIRE(ctl_.valid());
+    REQUIRE(ack_.valid());
+  }
+  // One write, then waits until the server has read everything.
+  void write_consumed(const Bytes& bytes) {
+    REQUIRE(::write(ctl_.get(), bytes.data(), bytes.size()) ==
+            static_cast<ssize_t>(bytes.size()));
+    for (int i = 0; i < 5000 && unread(ctl_.get()) != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(unread(ctl_.get()) == 0);
+  }
+  // Waits until `bytes` of replies sit unread in the ack FIFO.
+  void wait_replies(int bytes) {
+    for (int i = 0; i < 5000 && unread(ack_.get()) < bytes; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(unread(ack_.get()) >= bytes);
+  }
+  std::optional<fifo::Command> receive(int timeout_ms = 5000) {
+    Bytes header(4);
+    if (!read_exact(header, timeout_ms)) return std::nullopt;
+    uint32_t len = header[0] | header[1] << 8 | header[2] << 16 |
+                   static_cast<uint32_t>(header[3]) << 24;
+    REQUIRE(len <= 64);
+    Bytes payload(len);
+    if (!read_exact(payload, timeout_ms)) return std::nullopt;
+    auto decoded = fifo::decode_payload(payload);
+    REQUIRE(decoded.has_value());
+    return *decoded;
+  }
+  std::optional<fifo::Command> request(const fifo::Command& c) {
+    write_consumed(frame(c));
+    return receive();
+  }
+
+ private:
+  bool read_exact(Bytes& out, int timeout_ms) {
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::read(ack_.get(), out.data() + done, out.size() - done);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      pollfd p{ack_.get(), POLLIN, 0};
+      if (::poll(&p, 1, timeout_ms) != 1) return false;
+    }
+    return true;
+  }
+  UniqueFd ctl_, ack_;
+};
+
+}  // namespace
+
+TEST_SUITE("fifo") {
+  // ---- decoder ------------------------------------------------------------
+
+  TEST_CASE("resync: a 4 GiB length costs 4 bytes, not the stream") {
+    fifo::FrameDecoder decoder;
+    decoder.feed(
+        cat({{0xff, 0xff, 0xff, 0xff}, frame(kSetVersion), frame(kStart)}));
+    CHECK(drain(decoder) == std::vector<fifo::Command>{kSetVersion, kStart});
+    CHECK(decoder.oversized_frames() == 1);
+    CHECK(decoder.resyncs() == 1);
+    CHECK(decoder.discarded_bytes() == 4);
+    CHECK_FALSE(decoder.mid_frame());
+  }
+
+  TEST_CASE("resync: garbage of every kind between frames, at every split") {
+    Bytes bad_utf8 = frame(fifo::CurrentBenchmark{1, "x"});
+    bad_utf8.back() = 0xff;
+    Bytes stream = cat({frame(kSetVersion),
+                        {0xff, 0xff, 0xff, 0xff},
+                        frame(kStart),
+                        {4, 0, 0, 0, 0x63, 0, 0, 0},  // unknown tag 99
+                        frame(kMarker),
+                        {0, 0, 0, 0},  // empty frame
+                        frame(fifo::StopBenchmark{}),
+                        bad_utf8,
+                        frame(fifo::CurrentBenchmark{7, "bench::a"}),
+                        {0x14, 0, 0, 0, 7, 0, 0, 0, 1, 0, 0, 0, 9,
+                         0,    0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // marker type 9
+                        frame(fifo::GetIntegrationMode{})});
+    std::vector<fifo::Command> expected = {
+        kSetVersion,
+        kStart,
+        kMarker,
+        fifo::StopBenchmark{},
+        fifo::CurrentBenchmark{7, "bench::a"},
+        fifo::GetIntegrationMode{}};
+    for (size_t split = 0; split <= stream.size(); ++split) {
+      CAPTURE(split);
+      fifo::FrameDecoder decoder;
+      decoder.feed(std::span<const uint8_t>(stream.data(), split));
+      auto got = drain(decoder);
+      decoder.feed(std::span<const uint8_t>(stream.data() + split,
+                                            stream.size() - split));
+      auto rest = drain(decoder);
+      got.insert(got.end(), rest.begin(), rest.end());
+      REQUIRE(got == expected);
+      CHECK(decoder.resyncs() == 5);
+    }
+  }
+
+  TEST_CASE("resync: a header cut by a dead writer, then the next client") {
+    fifo::FrameDecoder decoder;
+    decoder.feed(Bytes{0x14, 0x00});
+    decoder.pipe_drained();
+    decoder.feed(frame(kSetVersion));
+    CHECK(drain(decoder) == std::vector<fifo::Command>{kSetVersion});
+    CHECK(decoder.truncated_frames() == 1);
+    CHECK(decoder.discarded_bytes() == 2);
+  }
+
+  TEST_CASE(
+      "resync: a payload cut by a dead writer is not completed by the "
+      "next client's frame") {
+    // Header, tag, pid and marker type of an AddMarker: the next frame's
+    // first 8 bytes would make a valid timestamp.
+    Bytes cut = {0x14, 0, 0, 0, 7, 0, 0, 0, 0x39, 0x30, 0, 0, 2, 0, 0, 0};
+    fifo::FrameDecoder decoder;
+    decoder.feed(cut);
+    decoder.pipe_drained();
+    decoder.feed(frame(kSetVersion));
+    CHECK(drain(decoder) == std::vector<fifo::Command>{kSetVersion});
+    CHECK(decoder.truncated_frames() == 1);
+  }
+
+  TEST_CASE("resync: a cut frame and the next frame read at once") {
+    // No emptied FIFO in between: the cut frame swallows the start of the
+    // next one, does not decode, and the decoder finds the frame inside.
+    Bytes cut = {0x14, 0, 0, 0, 7, 0, 0, 0, 0x39, 0x30};
+    fifo::FrameDecoder decoder;
+    decoder.feed(cat({cut, frame(kSetVersion), frame(kStart)}));
+    CHECK(drain(decoder) == std::vector<fifo::Command>{kSetVersion, kStart});
+  }
+
+  TEST_CASE(
+      "resync: a big frame cut by its writer, the next client's frame "
+      "in the same read") {
+    Bytes cut = frame(fifo::CurrentBenchmark{1, std::string(100000, 'u')});
+    cut.resize(5000);
+    fifo::FrameDecoder decoder;
+    decoder.feed(cat({cut, frame(kSetVersion)}));
+    CHECK(drain(decoder).empty());  // could still be the rest of the URI
+    decoder.pipe_drained();         // it is not
+    CHECK(drain(decoder) == std::vector<fifo::Command>{kSetVersion});
+    CHECK(decoder.truncated_frames() == 1);
+    CHECK_FALSE(decoder.mid_frame());
+  }
+
+  TEST_CASE("resync: length and payload written separately still decode") {
+    // CodSpeed's client writes the u32 length and the payload in two
+    // writes; the reader may empty the FIFO in between.
+    for (const fifo::Command& c :
+         {kSetVersion, kStart, kMarker,
+          fifo::Command(fifo::GetIntegrationMode{}),
+          fifo::Command(fifo::PingPerf{}),
+          fifo::Command(fifo::SetIntegration{"codspeed-cpp", "2.3.0"}),
+          fifo::Command(fifo::CurrentBenchmark{42, "a.cpp::BM"}),
+          fifo::Command(fifo::StopBenchmark{})}) {
+      CAPTURE(fifo::describe(c));
+      Bytes bytes = frame(c);
+      fifo::FrameDecoder decoder;
+      decoder.feed(std::span<const uint8_t>(bytes.data(), 4));
+      decoder.pipe_drained();
+      decoder.feed(
+          std::span<const uint8_t>(bytes.data() + 4, bytes.size() - 4));
+      decoder.pipe_drained();
+      CHECK(drain(decoder) == std::vector<fifo::Command>{c});
+      CHECK(decoder.discarded_bytes() == 0);
+    }
+  }
+
+  TEST_CASE("resync: a frame larger than PIPE_BUF arrives in pieces") {
+    fifo::Command big = fifo::CurrentBenchmark{3, std::string(300000, 'u')};
+    Bytes bytes = frame(big);
+    fifo::FrameDecoder decoder;
+    for (size_t at = 0; at < bytes.size(); at += 65536) {
+      size_t n = std::min<size_t>(65536, bytes.size() - at);
+      decoder.feed(std::span<const uint8_t>(bytes.data() + at, n));
+      decoder.pipe_drained();
+    }
+    CHECK(drain(decoder) == std::vector<fifo::Command>{big});
+    CHECK(decoder.discarded_bytes() == 0);
+  }
+
+  // ---- server on real FIFOs -----------------------------------------------
+
+  TEST_CASE("server: ff ff ff ff, then a client is answered") {
+    RunningServer running;
+    RawClient hostile(running.options());
+    hostile.write_consumed({0xff, 0xff, 0xff, 0xff});
+    RawClient client(running.options());
+    CHECK(client.request(kSetVersion) == kAck);
+    CHECK(client.request(fifo::GetIntegrationMode{}) ==
+          fifo::Command(fifo::IntegrationModeResponse{}));
+    CHECK_FALSE(hostile.receive(100).has_value());  // garbage gets no reply
+    auto data = running.stop();
+    CHECK(data.counters.oversized_frames == 1);
+    CHECK(data.counters.commands == 2);
+    CHECK(data.protocol_version == std::optional<uint64_t>(2));
+  }
+
+  TEST_CASE("server: a cut header of a dead writer, then a client") {
+    RunningServer running;
+    {
+      RawClient dead(running.options());
+      dead.write_consumed({0x14, 0x00});
+    }
+    RawClient client(running.options());
+    CHECK(client.request(kSetVersion) == kAck);
+    CHECK(client.request(kStart) == kAck);
+    auto data = running.stop();
+    CHECK(data.counters.truncated_frames == 1);
+    CHECK(data.markers.size() == 1);
+  }
+
+  TEST_CASE("server: a cut payload of a dead writer, then a client") {
+    RunningServer running;
+    {
+      RawClient dead(running.options());
+      dead.write_consumed(
+          {0x14, 0, 0, 0, 7, 0, 0, 0, 0x39, 0x30, 0, 0, 2, 0, 0, 0});
+    }
+    RawClient client(running.options());
+    CHECK(client.request(kSetVersion) == kAck);
+    auto data = running.stop();
+    CHECK(data.markers.empty());  // no marker made of two clients' bytes
+    CHECK(data.protocol_version == std::optional<uint64_t>(2));
+    CHECK(data.counters.truncated_frames == 1);
+  }
+
+  TEST_CASE("server: an Ack a dead client never read is not the next one's") {
+    RunningServer running;
+    {
+      RawClient dead(running.options());
+      dead.write_consumed(frame(fifo::PingPerf{}));
+      dead.wait_replies(8);  // its Ack is in the ack FIFO; it dies
+    }
+    RawClient client(running.options());  // does not drain anything itself
+    client.write_consumed(frame(kSetVersion));
+    CHECK(client.receive() == kAck);
+    CHECK(client.request(fifo::GetIntegrationMode{}) ==
+          fifo::Command(fifo::IntegrationModeResponse{}));
+    CHECK_FALSE(client.receive(100).has_value());
+    auto data = running.stop();
+    CHECK(data.counters.stale_reply_bytes == 8);
+  }
+
+  TEST_CASE("server: 60 000 announced pids are all recorded once") {
+    RunningServer running;
+    RawClient client(running.options());
+    constexpr int kPids = 60000;
+    std::atomic<int> acks{0};
+    std::thread reader([&] {
+      for (int i = 0; i < 2 * kPids; ++i) {
+        auto reply = client.receive();
+        if (!reply || !(*reply == kAck)) break;
+        ++acks;
+      }
+    });
+    Bytes burst;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < kPids; ++i) {
+        Bytes f = frame(fifo::CurrentBenchmark{i, "u"});
+        burst.insert(burst.end(), f.begin(), f.end());
+        if (burst.size() >= 4000) {
+          client.write_consumed(burst);
+          burst.clear();
+        }
+      }
+    }
+    if (!burst.empty()) client.write_consumed(burst);
+    reader.join();
+    CHECK(acks.load() == 2 * kPids);
+    auto data = running.stop();
+    CHECK(data.bench_pids.size() == kPids);
+    CHECK(data.uri_by_ts.size() == 2 * kPids);
+    CHECK(data.bench_pids.front() == 0);
+    CHECK(data.bench_pids.back() == kPids - 1);
+  }
+}
