@@ -13,7 +13,8 @@
 #   3. records each folder of tests/golden/folders/ with the real runner, then
 #      keeps only what `runner report` reads: perf.pipedata, perf.metadata,
 #      ExecutionTimestamps.msgpack, *.symbols.map, *.unwind_data and
-#      perf-<pid>.map (runner.log and results/ are dropped), and drops from
+#      perf-<pid>.map (runner.log and results/ are dropped; the `missing`
+#      folder also loses two artifacts on purpose), and drops from
 #      perf.metadata the debug_info of files outside this repository (the
 #      system libraries: it is most of the file and depends on the -dbg
 #      packages of the recording machine; the report never reads debug_info);
@@ -64,6 +65,7 @@ golden_run fp --call-graph fp -- "$bin/golden_prog" bench
 golden_run jit --call-graph fp -- "$bin/golden_prog" jit
 golden_run unknown --call-graph dwarf,4096 -- "$bin/golden_prog" jit --no-map
 golden_run truncated --call-graph dwarf,2048 -- "$bin/golden_prog" deep
+golden_run missing --call-graph dwarf,4096 -- "$bin/golden_prog" bench qsort
 record example run --profile-folder "$stage/example" --fifo-dir "$fifo_dir" \
   -F 499 --call-graph dwarf,4096 -- \
   "$build/integrations/examples/bench_example" --rounds 2 --scale 0.25
@@ -106,6 +108,11 @@ with open(path, "w", encoding="utf-8") as f:
 EOF
   mv "$folder" "$golden/folders/$name"
 done
+# `missing`: artifacts lost after the run (the one edit of a recording): the
+# program's symbols (its frames become golden_prog+0x...) and libc's unwind
+# data (unwinding stops in qsort).
+rm "$golden/folders/missing/"*__golden_prog.symbols.map \
+  "$golden/folders/missing/"*__libc.so.6.unwind_data
 
 UPDATE_GOLDEN=1 RUNNER_BIN=$runner GOLDEN_DIR=$golden \
   "$build/tests/golden/test_golden"

@@ -10,10 +10,10 @@
 // marker pair each) with harness work between them, StopBenchmark, then
 // CurrentBenchmark with the benchmark's URI.
 //
-//   golden_prog bench           three benchmarks: "nested" (a three-deep
-//                               call chain), "qsort" (our comparator called
-//                               by the C library), "recurse" (24 frames of
-//                               recursion)
+//   golden_prog bench [NAME]    three benchmarks (or only NAME): "nested"
+//                               (a three-deep call chain), "qsort" (our
+//                               comparator called by the C library),
+//                               "recurse" (24 frames of recursion)
 //   golden_prog jit [--no-map]  "jit": code copied into an anonymous
 //                               executable mapping, an outer function that
 //                               calls an inner loop, run by the process and
@@ -209,7 +209,7 @@ int run_benchmark(InstrumentHooks* hooks, const char* name, RoundFn round) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: golden_prog bench|jit [--no-map]|deep\n");
+  std::fprintf(stderr, "usage: golden_prog bench [NAME]|jit [--no-map]|deep\n");
   return 2;
 }
 
@@ -226,10 +226,24 @@ int main(int argc, char** argv) {
   }
   instrument_hooks_set_integration(hooks, "runner-golden", "1.0.0");
   int status = 0;
-  if (std::strcmp(mode, "bench") == 0 && argc == 2) {
-    status |= run_benchmark(hooks, "nested", nested_round);
-    status |= run_benchmark(hooks, "qsort", qsort_round);
-    status |= run_benchmark(hooks, "recurse", recurse_round);
+  if (std::strcmp(mode, "bench") == 0 && argc <= 3) {
+    const char* only = argc == 3 ? argv[2] : nullptr;
+    static constexpr struct {
+      const char* name;
+      RoundFn round;
+    } kBenchmarks[] = {{"nested", nested_round},
+                       {"qsort", qsort_round},
+                       {"recurse", recurse_round}};
+    bool any = false;
+    for (const auto& bench : kBenchmarks) {
+      if (only != nullptr && std::strcmp(only, bench.name) != 0) continue;
+      status |= run_benchmark(hooks, bench.name, bench.round);
+      any = true;
+    }
+    if (!any) {
+      instrument_hooks_deinit(hooks);
+      return usage();
+    }
   } else if (std::strcmp(mode, "jit") == 0 &&
              (argc == 2 ||
               (argc == 3 && std::strcmp(argv[2], "--no-map") == 0))) {
