@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -58,41 +59,66 @@ std::string percent(uint64_t part, uint64_t whole) {
   return buf;
 }
 
-std::vector<std::pair<uint32_t, uint64_t>> top_functions(
-    const StackCounts& stacks, bool self, size_t limit) {
-  std::map<uint32_t, uint64_t> counts;
+// The functions with the most samples (self: as the leaf; else: anywhere in
+// the stack), by display name like the folded stacks and the flamegraph: one
+// name from two modules (e.g. the same JIT function in the perf maps of two
+// processes) is one entry. Ties go by the name's first frame id (the order
+// in which the report first met them).
+std::vector<std::pair<std::string, uint64_t>> top_functions(
+    const StackCounts& stacks, const Symbolizer& symbolizer, bool self,
+    size_t limit) {
+  struct Count {
+    uint64_t samples = 0;
+    uint32_t first_id = UINT32_MAX;
+  };
+  std::map<std::string_view, Count> counts;
+  auto add = [&](uint32_t id, uint64_t n) {
+    Count& c = counts[symbolizer.frame(id).name];
+    c.samples += n;
+    c.first_id = std::min(c.first_id, id);
+  };
   for (const auto& [stack, n] : stacks) {
     if (stack.empty()) continue;
     if (self) {
-      counts[stack.back()] += n;
+      add(stack.back(), n);
     } else {
-      std::set<uint32_t> seen(stack.begin(), stack.end());
-      for (uint32_t id : seen) counts[id] += n;
+      std::map<std::string_view, uint32_t> seen;  // name -> its smallest id
+      for (uint32_t id : stack) {
+        auto [it, added] = seen.emplace(symbolizer.frame(id).name, id);
+        if (!added) it->second = std::min(it->second, id);
+      }
+      for (const auto& [name, id] : seen) add(id, n);
     }
   }
-  std::vector<std::pair<uint32_t, uint64_t>> sorted(counts.begin(),
-                                                    counts.end());
+  std::vector<std::pair<std::string_view, Count>> sorted(counts.begin(),
+                                                         counts.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
+    return a.second.samples != b.second.samples
+               ? a.second.samples > b.second.samples
+               : a.second.first_id < b.second.first_id;
   });
   if (sorted.size() > limit) sorted.resize(limit);
-  return sorted;
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const auto& [name, c] : sorted)
+    out.emplace_back(std::string(name), c.samples);
+  return out;
 }
 
+// Folded stacks sorted by frame names, one line per distinct name sequence
+// (stacks of different frames with equal names, e.g. the same JIT function
+// from two processes' perf maps, are summed).
 std::vector<FoldedStack> folded(const StackCounts& stacks,
                                 const Symbolizer& symbolizer) {
-  std::vector<FoldedStack> out;
-  out.reserve(stacks.size());
+  std::map<std::vector<std::string>, uint64_t> merged;
   for (const auto& [stack, n] : stacks) {
-    FoldedStack f;
-    for (uint32_t id : stack) f.frames.push_back(symbolizer.frame(id).name);
-    f.count = n;
-    out.push_back(std::move(f));
+    std::vector<std::string> frames;
+    frames.reserve(stack.size());
+    for (uint32_t id : stack) frames.push_back(symbolizer.frame(id).name);
+    merged[std::move(frames)] += n;
   }
-  std::sort(out.begin(), out.end(),
-            [](const FoldedStack& a, const FoldedStack& b) {
-              return a.frames < b.frames;
-            });
+  std::vector<FoldedStack> out;
+  out.reserve(merged.size());
+  for (auto& [frames, n] : merged) out.push_back(FoldedStack{frames, n});
   return out;
 }
 
@@ -443,10 +469,10 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                        {"unknown", bench.summary.unknown}};
       for (bool self : {true, false}) {
         auto list = nlohmann::ordered_json::array();
-        for (const auto& [id, n] :
-             top_functions(bench.proper, self, options.top)) {
+        for (const auto& [name, n] :
+             top_functions(bench.proper, symbolizer, self, options.top)) {
           list.push_back(
-              {{"function", symbolizer.frame(id).name},
+              {{"function", name},
                {"samples", n},
                {"percent", std::stod(percent(n, bench.summary.samples))}});
         }
@@ -493,12 +519,12 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       if (s.lost > 0) out << ", " << s.lost << " lost";
       out << "; unwound " << s.unwound_full << " fully, " << s.truncated
           << " truncated, " << s.unknown << " at unknown code\n";
-      for (const auto& [id, n] :
-           top_functions(bench.proper, true, options.top)) {
+      for (const auto& [name, n] :
+           top_functions(bench.proper, symbolizer, true, options.top)) {
         char line[32];
         std::snprintf(line, sizeof(line), "  %6s%%  ",
                       percent(n, s.samples).c_str());
-        out << line << symbolizer.frame(id).name << "\n";
+        out << line << name << "\n";
       }
     }
     if (result.outside_windows > 0 || result.filtered_pids > 0)
