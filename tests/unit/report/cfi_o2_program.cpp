@@ -5,12 +5,35 @@
 // an alloca (CFA on rbp), a catch clause (personality and LSDA
 // augmentations), a variadic function and recursion. Each function returns
 // through an epilogue that restores registers, so samples land in
-// epilogues too. cfi_o2_program [MS] runs for MS ms (default 50).
+// epilogues too. And a signal frame: a SIGILL handler that spins, entered
+// from the first instruction of a function whose preceding byte no FDE
+// covers, so an unwinder that looks up the interrupted pc minus one (as
+// for a return address) finds no CFI there. cfi_o2_program [MS] runs for
+// MS ms (default 50).
+#include <signal.h>
+#include <ucontext.h>
+
 #include <cstdarg>
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <stdexcept>
+
+// cfi_o2_trap: `ud2` as its first instruction, preceded by a byte outside
+// every FDE. The SIGILL handler steps over the ud2; then it returns.
+extern "C" void cfi_o2_trap();
+asm(R"(
+  .text
+  .p2align 4
+  nop
+  .type cfi_o2_trap, @function
+cfi_o2_trap:
+  .cfi_startproc
+  ud2
+  ret
+  .cfi_endproc
+  .size cfi_o2_trap, .-cfi_o2_trap
+)");
 
 namespace cfi_o2 {
 namespace {
@@ -90,16 +113,36 @@ __attribute__((noinline)) uint64_t recurse(uint64_t x, int depth) {
   return r + x;
 }
 
+// Spins for a millisecond inside the signal frame, then resumes the
+// interrupted function past its ud2.
+void on_sigill(int, siginfo_t*, void* context) {
+  const uint64_t end = now_ns() + 1000000ull;
+  uint64_t x = 1;
+  while (now_ns() < end) x = many_registers(x, 1);
+  g_sink = x;
+  auto* uc = static_cast<ucontext_t*>(context);
+  uc->uc_mcontext.gregs[REG_RIP] += 2;
+}
+
 }  // namespace
 }  // namespace cfi_o2
 
 int main(int argc, char** argv) {
   const int ms = argc > 1 ? std::atoi(argv[1]) : 50;
+  struct sigaction sa {};
+  sa.sa_sigaction = cfi_o2::on_sigill;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGILL, &sa, nullptr);
   const uint64_t end =
       cfi_o2::now_ns() + static_cast<uint64_t>(ms) * 1000000ull;
-  uint64_t x = 1;
+  uint64_t x = 1, next_trap = 0;
   do {
     for (int i = 0; i < 50; ++i) x = cfi_o2::recurse(x, 1 + (i % 4));
+    // About one sample in six is taken inside the signal handler.
+    if (cfi_o2::now_ns() >= next_trap) {
+      cfi_o2_trap();
+      next_trap = cfi_o2::now_ns() + 5000000ull;
+    }
   } while (cfi_o2::now_ns() < end);
   cfi_o2::g_sink = x;
   return 0;
