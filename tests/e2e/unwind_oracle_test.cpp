@@ -147,17 +147,22 @@ class ElfLocator {
                    const std::string& build_id,
                    const runner::report::UnwindModule& recorded,
                    std::string* why) {
+    why->clear();
     std::vector<std::string> candidates;
     if (!recorded_path.empty() && recorded_path[0] == '/')
       candidates.push_back(recorded_path);
     if (!build_id.empty()) {
       index_golden_bin();
       auto it = by_build_id_.find(build_id);
-      if (it != by_build_id_.end()) candidates.push_back(it->second);
+      if (it != by_build_id_.end())
+        candidates.push_back(it->second);
+      else
+        *why +=
+            "no file with build-id " + build_id + " in " + golden_bin_ + "; ";
     }
     if (recorded_path == "[vdso]" && !vdso_.empty())
       candidates.push_back(vdso_);
-    *why = candidates.empty() ? "no file on this machine" : "";
+    if (candidates.empty()) *why += "no file on this machine";
     for (const auto& c : candidates) {
       std::error_code ec;
       if (!std::filesystem::is_regular_file(c, ec)) {
