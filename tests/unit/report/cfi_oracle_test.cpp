@@ -282,8 +282,9 @@ void note(Totals* t, const std::string& what) {
 //   (rax) as same_value where the comment says %rbx (DWARF 3); rbx, which
 //   the psABI makes callee-saved, is then "undefined" in every row that
 //   does not mention it, and rax "same value". Accepted only in that shape:
-//   ours same_value for rbx, libdw undefined, in an FDE whose first row has
-//   libdw's default pair (rax same_value, rbx undefined): `rbx_default`.
+//   ours same_value for rbx, libdw undefined, in a module where libdw shows
+//   that default pair (rax same_value, rbx undefined) in the first row of
+//   some FDE: `rbx_default`.
 // - DW_CFA_restore_state copies the remembered row's start address along
 //   with its rules, so libdw's row starts at an earlier row's start; the
 //   rules and the end are the same. Accepted when libdw's start is the start
@@ -342,6 +343,10 @@ void compare_module(const std::string& path, Totals* t) {
       data->eh_frame, data->eh_frame_svma.start, data->eh_frame_hdr,
       data->eh_frame_hdr_svma ? data->eh_frame_hdr_svma->start : 0);
   REQUIRE(eh);
+  REQUIRE(eh->uses_hdr_table());
+  auto plain = EhFrame::create(data->eh_frame, data->eh_frame_svma.start,
+                               std::nullopt, 0);
+  REQUIRE(plain);
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
@@ -376,15 +381,21 @@ void compare_module(const std::string& path, Totals* t) {
   CHECK(eh->stats().bad_entries == 0);
   CHECK_MESSAGE(eh->stats().fdes == libdw_fdes, "ours ", eh->stats().fdes,
                 " FDEs, libdw's dwarf_next_cfi ", libdw_fdes);
+  // libdw's ABI defaults show in the first row of an FDE that mentions
+  // neither rax nor rbx: rax same_value, rbx undefined.
+  bool rbx_default = false;
+  for (const FdeInfo& fde : fdes) {
+    Dwarf_Frame* first = nullptr;
+    if (dwarf_cfi_addrframe(cfi, fde.pc_begin, &first) == 0 &&
+        libdw_reg(first, kDwarfRax) == "same" &&
+        libdw_reg(first, kDwarfRbx) == "undef")
+      rbx_default = true;
+    std::free(first);
+    if (rbx_default) break;
+  }
   for (const FdeInfo& fde : fdes) {
     ++t->fdes;
     std::set<uint64_t> row_starts;
-    bool rbx_default = false;
-    Dwarf_Frame* first = nullptr;
-    if (dwarf_cfi_addrframe(cfi, fde.pc_begin, &first) == 0)
-      rbx_default = libdw_reg(first, kDwarfRax) == "same" &&
-                    libdw_reg(first, kDwarfRbx) == "undef";
-    std::free(first);
     uint64_t pc = fde.pc_begin;
     while (pc != 0) {
       ++t->rows;
@@ -396,6 +407,19 @@ void compare_module(const std::string& path, Totals* t) {
         compare_at(*eh, cfi, last, fde.pc_end, row_starts, rbx_default, t);
       row_starts.insert(pc);
       pc = next;
+    }
+    // The first byte past the FDE: the next FDE's row on both sides, or no
+    // row on either.
+    compare_at(*eh, cfi, fde.pc_end, UINT64_MAX, row_starts, rbx_default, t);
+    // The lookup without .eh_frame_hdr (the index of every FDE) finds the
+    // FDE the hdr's table finds.
+    for (uint64_t at : {fde.pc_begin, fde.pc_end - 1}) {
+      auto with_hdr = eh->find_fde(at), without = plain->find_fde(at);
+      if (!with_hdr || !without || with_hdr->offset != without->offset)
+        note(t, "pc " + hex(at) + ": the FDE found through .eh_frame_hdr (" +
+                    (with_hdr ? hex(with_hdr->offset) : "none") +
+                    ") is not the one the index finds (" +
+                    (without ? hex(without->offset) : "none") + ")");
     }
   }
   dwarf_cfi_end(cfi);
