@@ -552,6 +552,8 @@ TEST_SUITE("e2e") {
     CHECK(t.compared * 10 >= t.dwarf * 9);
     // The program's SIGILL handler spins: some stacks cross a signal frame.
     CHECK(t.through_signal_frame > 0);
+    // It also spins in an epilogue under a frame addressed through rbp.
+    CHECK(t.epilogue > 0);
   }
 
   TEST_CASE("unwind oracle: the golden DWARF folders") {

@@ -8,8 +8,9 @@
 // epilogues too. And a signal frame: a SIGILL handler that spins, entered
 // from the first instruction of a function whose preceding byte no FDE
 // covers, so an unwinder that looks up the interrupted pc minus one (as
-// for a return address) finds no CFI there. cfi_o2_program [MS] runs for
-// MS ms (default 50).
+// for a return address) finds no CFI there. And a leaf that spins in its
+// epilogue, called from a frame addressed through rbp. cfi_o2_program [MS]
+// runs for MS ms (default 50).
 #include <signal.h>
 #include <ucontext.h>
 
@@ -33,6 +34,32 @@ cfi_o2_trap:
   ret
   .cfi_endproc
   .size cfi_o2_trap, .-cfi_o2_trap
+)");
+
+// cfi_o2_epilogue: saves rbp, then restores it and spins before returning:
+// the spin runs in the epilogue, where the CFI still says "rbp saved at
+// CFA-16", a slot now below the stack pointer. Its caller addresses its
+// frame through rbp, so an unwinder that cannot recover rbp stops there.
+extern "C" void cfi_o2_epilogue();
+asm(R"(
+  .text
+  .p2align 4
+  .type cfi_o2_epilogue, @function
+cfi_o2_epilogue:
+  .cfi_startproc
+  push %rbp
+  .cfi_def_cfa_offset 16
+  .cfi_offset %rbp, -16
+  mov %rsp, %rbp
+  pop %rbp
+  .cfi_def_cfa_offset 8
+  mov $300, %ecx
+1:
+  dec %ecx
+  jnz 1b
+  ret
+  .cfi_endproc
+  .size cfi_o2_epilogue, .-cfi_o2_epilogue
 )");
 
 namespace cfi_o2 {
@@ -81,6 +108,7 @@ __attribute__((noinline)) uint64_t vla(uint64_t x, int n) {
   uint64_t sum = 0;
   for (int round = 0; round < 20; ++round)
     for (int i = 0; i < n; ++i) sum ^= buf[i] + sum * 7;
+  cfi_o2_epilogue();
   return sum + realigned(sum);
 }
 
