@@ -251,6 +251,8 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
     regs = caller;
     exact_pc = row->signal_frame;
     ip = regs.value[kDwarfRa];
+    if (exact_pc)
+      out.interrupted.push_back(static_cast<uint32_t>(out.addrs.size()));
     out.addrs.push_back(ip);
   }
   out.end = StackEnd::kTruncated;  // frame limit

@@ -17,8 +17,9 @@
 //   and loses the register, so it stops early: libdw's stack must then be a
 //   strict prefix of ours, and the leaf row must have a save slot below the
 //   sampled stack pointer. Only the leaf frame can be in an epilogue.
-// - Where no .eh_frame FDE covers a pc (or no module does), libdw falls
-//   back to the frame-pointer chain (ebl_unwind); ours stops. libdw's stack
+// - Where no .eh_frame FDE covers a pc (or no module does), libdw tries
+//   .debug_frame and then the frame-pointer chain (ebl_unwind); ours, which
+//   has only the recorded .eh_frame, stops. libdw's stack
 //   is cut where that happens (the pc without CFI is kept, like ours).
 // - libdw's x86_64 ABI defaults leave rbx undefined where no CFI mentions
 //   it (tests/unit/report/cfi_oracle_test.cpp); a CFA computed from rbx in
@@ -323,7 +324,6 @@ struct Tally {
   size_t samples = 0, dwarf = 0, compared = 0, exact = 0, epilogue = 0;
   size_t skipped_modules = 0, skipped_no_pid = 0, libdw_fallback_cut = 0;
   size_t frames = 0, through_signal_frame = 0;
-  std::set<std::string> missing;  // module: why
   std::vector<std::string> disagreements;
   size_t disagreeing = 0;
 };
@@ -554,6 +554,32 @@ TEST_SUITE("e2e") {
     CHECK(t.through_signal_frame > 0);
     // It also spins in an epilogue under a frame addressed through rbp.
     CHECK(t.epilogue > 0);
+
+    // The frame a signal interrupted is named at its exact pc: the function
+    // that was interrupted at its first byte, not what precedes it. (Stack:
+    // the handler on_sigill, libc's trampoline __restore_rt, which libc's
+    // symbols may not name, then the interrupted cfi_o2_trap.)
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    INFO(report.err);
+    REQUIRE(report.exit_code == 0);
+    size_t in_handler = 0, named = 0;
+    std::string other;
+    for (const auto& sample : parse_perf_script(report.out)) {
+      for (size_t i = 0; i + 2 < sample.frames.size(); ++i) {
+        if (sample.frames[i].sym.find("on_sigill") == std::string::npos)
+          continue;
+        ++in_handler;
+        if (sample.frames[i + 2].sym == "cfi_o2_trap")
+          ++named;
+        else
+          other = sample.frames[i + 2].sym;
+      }
+    }
+    CHECK(in_handler > 0);
+    CHECK_MESSAGE(named == in_handler, named, " of ", in_handler,
+                  " interrupted frames are named cfi_o2_trap (other: ", other,
+                  ")");
   }
 
   TEST_CASE("unwind oracle: the golden DWARF folders") {

@@ -127,6 +127,10 @@ TEST_SUITE("report") {
     // finds its caller 0x5000; there the unwinding stops (no module).
     CHECK(out.addrs == std::vector<uint64_t>{0x1004, 0x2000, 0x5000});
     CHECK(out.end == StackEnd::kUnknown);
+    // 0x2000 is symbolized as is too; 0x5000 is a return address.
+    CHECK(out.exact_pc(0));
+    CHECK(out.exact_pc(1));
+    CHECK_FALSE(out.exact_pc(2));
   }
 
   TEST_CASE("a return address is looked up at the call (minus one)") {
@@ -147,5 +151,6 @@ TEST_SUITE("report") {
     UnwoundStack out = unwinder.unwind(sample(sp, 0x1004), stack);
     CHECK(out.addrs == std::vector<uint64_t>{0x1004, 0x2010, 0x5000});
     CHECK(out.end == StackEnd::kUnknown);
+    CHECK(out.interrupted.empty());
   }
 }
