@@ -582,6 +582,21 @@ TEST_SUITE("e2e") {
                   ")");
   }
 
+  TEST_CASE("unwind oracle: the example benchmark profiled by the runner") {
+    if (int err = perf_events_refused())
+      RUNNER_SKIP_CASE(std::string("perf_event_open refused here (") +
+                       std::strerror(err) + ")");
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(runner_argv("run", folder, dir.path(), {},
+                                     {binary("EXAMPLE_BIN"), "--rounds", "3"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    ElfLocator locator(golden_dir() + "/bin", dump_vdso(dir));
+    Tally t = check_folder(folder, locator);
+    CHECK(t.compared >= 20);
+  }
+
   TEST_CASE("unwind oracle: the golden DWARF folders") {
     const std::string golden = golden_dir();
     REQUIRE_MESSAGE(!golden.empty(), "GOLDEN_DIR is not set (run via meson)");
