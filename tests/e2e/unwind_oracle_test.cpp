@@ -6,8 +6,9 @@
 // or by build-id and checked to carry the very .eh_frame the folder
 // recorded), gives the same return addresses.
 //
-// Folders: one recorded here by the real runner (`runner exec` of an -O2
-// program) and every folder under tests/golden/ (found by a directory scan).
+// Folders: two recorded here by the real runner (`runner exec` of an -O2
+// program, `runner run` of the example benchmark) and every folder with a
+// perf.pipedata under tests/golden/ (a recursive directory scan).
 //
 // Intended differences, each counted and printed:
 // - Epilogues. After a `pop` that restores a register, GCC's CFI still says
@@ -600,12 +601,13 @@ TEST_SUITE("e2e") {
   TEST_CASE("unwind oracle: the golden DWARF folders") {
     const std::string golden = golden_dir();
     REQUIRE_MESSAGE(!golden.empty(), "GOLDEN_DIR is not set (run via meson)");
+    // Every folder with a perf.pipedata, at any depth (folders/<name>/).
     std::error_code ec;
     std::vector<std::string> folders;
-    for (const auto& e : std::filesystem::directory_iterator(golden, ec))
-      if (e.is_directory() &&
-          std::filesystem::exists(e.path() / "perf.pipedata"))
-        folders.push_back(e.path().string());
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(golden, ec))
+      if (e.path().filename() == "perf.pipedata" && e.is_regular_file(ec))
+        folders.push_back(e.path().parent_path().string());
     std::sort(folders.begin(), folders.end());
     if (folders.empty())
       RUNNER_SKIP_CASE("no profile folder under " + golden + " yet");
@@ -620,8 +622,8 @@ TEST_SUITE("e2e") {
       } else {
         reasons += "\n  " + folder + ": " +
                    (t.dwarf == 0 ? "no DWARF-mode samples"
-                                 : "every DWARF sample needs a module not "
-                                   "on this machine");
+                                 : "every DWARF sample needs a module that "
+                                   "is not available (listed above)");
       }
     }
     if (usable == 0)
