@@ -224,7 +224,7 @@ class PerfScriptPrinter {
       // Inlined functions (--inline) first, at the same address; like perf,
       // they carry " (inlined)" instead of the dso.
       for (uint32_t id : symbolizer_.resolve_frames(
-               static_cast<int32_t>(sample.pid), addr, i == 0)) {
+               static_cast<int32_t>(sample.pid), addr, stack.exact_pc(i))) {
         buffer_.append(line, sizeof(line));
         buffer_ += frame_text(id);
       }
@@ -414,8 +414,9 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       ids.reserve(stack.addrs.size());
       // Root first, leaf last (inlined functions after their caller).
       for (size_t i = stack.addrs.size(); i-- > 0;) {
-        auto frames = symbolizer.resolve_frames(
-            static_cast<int32_t>(sample.pid), stack.addrs[i], i == 0);
+        auto frames =
+            symbolizer.resolve_frames(static_cast<int32_t>(sample.pid),
+                                      stack.addrs[i], stack.exact_pc(i));
         ids.insert(ids.end(), frames.rbegin(), frames.rend());
       }
       bool proper = window->rounds.empty() || in_rounds(*window, sample.time);

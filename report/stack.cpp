@@ -167,8 +167,12 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
   const UnwindRow* row = nullptr;
   const UnwindModule* row_module = nullptr;
   uint64_t row_svma = 0;
+  // The caller of a signal frame (CIE augmentation 'S') was interrupted at
+  // `ip`, not called: its ip is an exact pc, looked up as is like the leaf's
+  // (ip - 1 may be another function, or bytes no FDE covers).
+  bool exact_pc = true;
   while (out.addrs.size() < kMaxFrames) {
-    uint64_t lookup = out.addrs.size() == 1 ? ip : ip - 1;
+    uint64_t lookup = exact_pc ? ip : ip - 1;
     // Consecutive frames are mostly in the same module (and recursion
     // repeats the same return address): check the last ones first.
     if (range == nullptr || lookup < range->start || lookup >= range->end) {
@@ -245,7 +249,10 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
       return out;
     }
     regs = caller;
+    exact_pc = row->signal_frame;
     ip = regs.value[kDwarfRa];
+    if (exact_pc)
+      out.interrupted.push_back(static_cast<uint32_t>(out.addrs.size()));
     out.addrs.push_back(ip);
   }
   out.end = StackEnd::kTruncated;  // frame limit

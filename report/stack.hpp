@@ -3,6 +3,7 @@
 // perf-<pid>.map).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,6 +27,14 @@ enum class StackEnd {
 struct UnwoundStack {
   std::vector<uint64_t> addrs;  // leaf first; return addresses after it
   StackEnd end = StackEnd::kComplete;
+  // Frames after the leaf whose address is an exact pc, not a return
+  // address: the callers of signal frames, interrupted there (rare, so
+  // usually empty). Symbolized at the address itself, like the leaf.
+  std::vector<uint32_t> interrupted;
+  bool exact_pc(size_t i) const {
+    return i == 0 || std::find(interrupted.begin(), interrupted.end(), i) !=
+                         interrupted.end();
+  }
 };
 
 inline constexpr size_t kMaxFrames = 256;
@@ -77,8 +86,9 @@ class Symbolizer {
       : folder_(folder), demangle_(demangle), inline_frames_(inline_frames) {}
   // Frame ids of `addr` in `pid`: the inlined functions containing it,
   // innermost first (only with inline expansion), then the function itself.
-  // Non-leaf frames are looked up at addr - 1 (the call instruction), like
-  // perf does. Valid until the next resolve call.
+  // Return addresses (`leaf` false) are looked up at addr - 1 (the call
+  // instruction), like perf does; a leaf or an interrupted frame
+  // (UnwoundStack::exact_pc) at addr. Valid until the next resolve call.
   std::span<const uint32_t> resolve_frames(int32_t pid, uint64_t addr,
                                            bool leaf);
   const FrameInfo& frame(uint32_t id) const { return frames_[id]; }
