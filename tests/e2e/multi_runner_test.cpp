@@ -1,0 +1,317 @@
+// End-to-end tests of several runners on one machine and of a squatted lock
+// path (issue 13, case 6), with the real binary on CodSpeed's fixed paths
+// /tmp/runner.{ctl,ack}.fifo and the lock /tmp/runner.fifo.lock: these
+// paths are the product's, not test files, so the cases below refuse to run
+// when something already sits there (a runner outside the test lock).
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/perf_events.hpp"
+#include "tests/support/skip.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using runner::testing::binary;
+using runner::testing::file_exists;
+using runner::testing::ProcessResult;
+using runner::testing::read_json_file;
+using runner::testing::read_msgpack_file;
+using runner::testing::run_process;
+using runner::testing::TempDir;
+
+namespace {
+
+constexpr const char* kCtl = "/tmp/runner.ctl.fifo";
+constexpr const char* kAck = "/tmp/runner.ack.fifo";
+constexpr const char* kLock = "/tmp/runner.fifo.lock";
+constexpr uid_t kNobody = 65534;
+
+bool exists_nofollow(const char* path) {
+  struct stat st {};
+  return ::lstat(path, &st) == 0;
+}
+
+// Whether this process may give a child a mount namespace (directly, or in
+// a user namespace of its own), probed in a throwaway child.
+bool namespaces_allowed() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    bool ok = ::unshare(CLONE_NEWNS) == 0 ||
+              ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string nobody_name() {
+  struct passwd* pw = ::getpwuid(kNobody);
+  return pw != nullptr ? pw->pw_name : "";
+}
+
+// Why the fixed paths cannot be used by this test now ("" when they can).
+std::string fixed_paths_busy() {
+  for (const char* path : {kCtl, kAck, kLock}) {
+    if (exists_nofollow(path))
+      return std::string(path) + " exists (a runner outside the test lock?)";
+  }
+  return "";
+}
+
+// `runner run` on the default (fixed) paths: no --fifo-dir.
+std::vector<std::string> run_fixed(const std::string& folder,
+                                   const std::vector<std::string>& extra,
+                                   const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "run",
+                                   "--profile-folder", folder};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+// sh: touch DIR/<me>, wait (at most 20 s) for DIR/<other>, then exec the
+// benchmark: both runners are up, with their FIFOs served, at once.
+std::vector<std::string> after_barrier(const std::string& dir,
+                                       const std::string& me,
+                                       const std::string& other,
+                                       std::vector<std::string> command) {
+  std::vector<std::string> argv = {
+      "sh",
+      "-c",
+      "touch \"$1/$2\"; i=0; while [ ! -e \"$1/$3\" ] && [ $i -lt 2000 ]; "
+      "do sleep 0.01; i=$((i+1)); done; shift 3; exec \"$@\"",
+      "sh",
+      dir,
+      me,
+      other};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::vector<std::string> uris_of(const std::string& folder) {
+  auto ts = read_msgpack_file(folder + "/ExecutionTimestamps.msgpack");
+  std::vector<std::string> uris;
+  for (const auto& e : ts["uri_by_ts"]) uris.push_back(e[1]);
+  return uris;
+}
+
+// Pids of the samples in the folder (runner report --format perf-script).
+std::set<int> sample_pids(const std::string& folder) {
+  auto r = run_process(
+      {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::set<int> pids;
+  for (const auto& s : runner::testing::parse_perf_script(r.out))
+    pids.insert(s.pid);
+  return pids;
+}
+
+// One profiled run's own benchmarks, samples and results: everything in
+// `folder` comes from this run's processes, and nothing from `other`.
+void check_own_run(const std::string& folder, const ProcessResult& r,
+                   const std::string& uri_prefix, const std::string& other) {
+  INFO(folder, r.err);
+  REQUIRE(r.exit_code == 0);
+  auto uris = uris_of(folder);
+  REQUIRE_FALSE(uris.empty());
+  for (const auto& uri : uris) CHECK(uri.rfind(uri_prefix, 0) == 0);
+  auto meta = read_json_file(folder + "/perf.metadata");
+  auto other_meta = read_json_file(other + "/perf.metadata");
+  CHECK(meta["runner"]["samples"].get<uint64_t>() > 0);
+  std::set<int> announced, other_announced;
+  for (const auto& p : meta["runner"]["announced_pids"]) announced.insert(p.get<int>());
+  for (const auto& p : other_meta["runner"]["announced_pids"])
+    other_announced.insert(p.get<int>());
+  REQUIRE_FALSE(announced.empty());
+  for (int pid : announced) CHECK(other_announced.count(pid) == 0);
+  // The results file is named after an announced pid of this run.
+  auto results = runner::testing::list_dir(folder + "/results");
+  REQUIRE(results.size() == 1);
+  CHECK(announced.count(std::stoi(results[0])) == 1);
+  // Samples: this run's announced pids are sampled, the other run's never.
+  auto pids = sample_pids(folder);
+  bool sampled_announced = false;
+  for (int pid : announced) sampled_announced |= pids.count(pid) == 1;
+  CHECK(sampled_announced);
+  for (int pid : other_announced) CHECK(pids.count(pid) == 0);
+}
+
+// Plants `path` owned by nobody: a regular file, or a symlink to `target`.
+void plant_as_nobody(const char* path, const std::string& symlink_target) {
+  if (symlink_target.empty()) {
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::fchown(fd, kNobody, kNobody) == 0);
+    ::close(fd);
+  } else {
+    REQUIRE(::symlink(symlink_target.c_str(), path) == 0);
+    REQUIRE(::lchown(path, kNobody, kNobody) == 0);
+  }
+}
+
+// Removes what the test planted, whatever the runner did with it.
+struct Unplant {
+  const char* path;
+  ~Unplant() { ::unlink(path); }
+};
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("two runners at once on the fixed FIFO paths") {
+    if (runner::testing::perf_events_refused() != 0)
+      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    if (!namespaces_allowed())
+      RUNNER_SKIP_CASE(
+          "no mount namespace here (not root, no user namespaces): "
+          "runners take turns on the fixed paths");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    const std::string a = dir.file("a"), b = dir.file("b");
+    ProcessResult ra, rb;
+    std::thread ta([&] {
+      ra = run_process(run_fixed(
+          a, {},
+          after_barrier(
+              dir.path(), "a.up", "b.up",
+              {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"})));
+    });
+    std::thread tb([&] {
+      rb = run_process(
+          run_fixed(b, {},
+                    after_barrier(dir.path(), "b.up", "a.up",
+                                  {binary("EXAMPLE_BIN"), "--rounds", "2"})));
+    });
+    ta.join();
+    tb.join();
+    check_own_run(a, ra, "tests/e2e/programs/", b);
+    check_own_run(b, rb, "integrations/examples/bench_example.cpp::", a);
+    // The last runner out removed the placeholders it bound over; no lock.
+    CHECK_FALSE(exists_nofollow(kCtl));
+    CHECK_FALSE(exists_nofollow(kAck));
+    CHECK_FALSE(exists_nofollow(kLock));
+  }
+
+  TEST_CASE("a lock file squatted by another user names its owner") {
+    if (::geteuid() != 0)
+      RUNNER_SKIP_CASE("needs root to plant a file owned by nobody");
+    if (runner::testing::perf_events_refused() != 0)
+      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    plant_as_nobody(kLock, "");
+    Unplant unplant{kLock};
+    const std::vector<std::string> bench = {binary("EXAMPLE_BIN"), "--rounds",
+                                            "1"};
+    // The shared paths under the lock: refused, naming who squats it.
+    auto shared =
+        run_process(run_fixed(dir.file("p1"), {"--shared-fifos"}, bench));
+    INFO(shared.err);
+    CHECK(shared.exit_code == 1);
+    CHECK(shared.err.find("owned by uid 65534") != std::string::npos);
+    if (!nobody_name().empty())
+      CHECK(shared.err.find("(" + nobody_name() + ")") != std::string::npos);
+    CHECK(shared.err.find("--fifo-dir") != std::string::npos);
+    // A run with its own FIFO directory is not blocked.
+    auto own_dir =
+        run_process({binary("RUNNER_BIN"), "run", "--profile-folder",
+                     dir.file("p2"), "--fifo-dir", dir.path(), "--shared-fifos",
+                     "--", bench[0], bench[1], bench[2]});
+    INFO(own_dir.err);
+    CHECK(own_dir.exit_code == 0);
+    // Nor is a run whose benchmark gets its own mount namespace (the lock
+    // only guards the shared paths).
+    if (!namespaces_allowed())
+      RUNNER_SKIP_CASE("no mount namespace here for the last step");
+    auto isolated = run_process(run_fixed(dir.file("p3"), {}, bench));
+    INFO(isolated.err);
+    CHECK(isolated.exit_code == 0);
+    CHECK(uris_of(dir.file("p3")).size() == 3);
+    struct stat st {};
+    REQUIRE(::lstat(kLock, &st) == 0);  // left alone: it is not ours
+    CHECK(st.st_uid == kNobody);
+  }
+
+  TEST_CASE("a symlink planted at the lock path by another user") {
+    if (::geteuid() != 0)
+      RUNNER_SKIP_CASE("needs root to plant a symlink owned by nobody");
+    if (runner::testing::perf_events_refused() != 0)
+      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    // The symlink points at a root-only file that must stay untouched.
+    const std::string victim = dir.file("victim");
+    {
+      int fd = ::open(victim.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      REQUIRE(fd >= 0);
+      REQUIRE(::write(fd, "secret\n", 7) == 7);
+      ::close(fd);
+    }
+    const std::vector<std::string> bench = {binary("EXAMPLE_BIN"), "--rounds",
+                                            "1"};
+    // Namespace mode: the lock path is not even looked at.
+    plant_as_nobody(kLock, victim);
+    Unplant unplant{kLock};
+    auto isolated = run_process(run_fixed(dir.file("p1"), {}, bench));
+    INFO(isolated.err);
+    CHECK(isolated.exit_code == 0);
+    // Shared paths: root removes the symlink, saying whose it was.
+    auto shared =
+        run_process(run_fixed(dir.file("p2"), {"--shared-fifos"}, bench));
+    INFO(shared.err);
+    CHECK(shared.exit_code == 0);
+    CHECK(shared.err.find("removed a symlink planted at the lock path") !=
+          std::string::npos);
+    CHECK(shared.err.find("by uid 65534") != std::string::npos);
+    if (!nobody_name().empty())
+      CHECK(shared.err.find("(" + nobody_name() + ")") != std::string::npos);
+    struct stat st {};
+    REQUIRE(::stat(victim.c_str(), &st) == 0);
+    CHECK(st.st_size == 7);
+    CHECK(st.st_uid == 0);
+    CHECK_FALSE(exists_nofollow(kLock));
+  }
+
+  TEST_CASE("symlinks planted at the fixed FIFO paths are not bind targets") {
+    if (::geteuid() != 0)
+      RUNNER_SKIP_CASE("needs root to plant symlinks owned by nobody");
+    if (runner::testing::perf_events_refused() != 0)
+      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    const std::string victim = dir.file("victim");
+    {
+      int fd = ::open(victim.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      REQUIRE(fd >= 0);
+      ::close(fd);
+    }
+    plant_as_nobody(kCtl, victim);
+    Unplant unplant_ctl{kCtl};
+    plant_as_nobody(kAck, victim);
+    Unplant unplant_ack{kAck};
+    auto r = run_process(
+        run_fixed(dir.file("p"), {}, {binary("EXAMPLE_BIN"), "--rounds", "1"}));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(uris_of(dir.file("p")).size() == 3);
+    CHECK(r.err.find("removed a symlink planted at /tmp/runner.ctl.fifo by "
+                     "uid 65534") != std::string::npos);
+    struct stat st {};
+    REQUIRE(::lstat(victim.c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(st.st_size == 0);
+  }
+}
