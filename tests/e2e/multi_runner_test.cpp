@@ -4,12 +4,14 @@
 // paths are the product's, not test files, so the cases below refuse to run
 // when something already sits there (a runner outside the test lock).
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -132,7 +134,8 @@ void check_own_run(const std::string& folder, const ProcessResult& r,
   auto other_meta = read_json_file(other + "/perf.metadata");
   CHECK(meta["runner"]["samples"].get<uint64_t>() > 0);
   std::set<int> announced, other_announced;
-  for (const auto& p : meta["runner"]["announced_pids"]) announced.insert(p.get<int>());
+  for (const auto& p : meta["runner"]["announced_pids"])
+    announced.insert(p.get<int>());
   for (const auto& p : other_meta["runner"]["announced_pids"])
     other_announced.insert(p.get<int>());
   REQUIRE_FALSE(announced.empty());
@@ -160,6 +163,30 @@ void plant_as_nobody(const char* path, const std::string& symlink_target) {
     REQUIRE(::symlink(symlink_target.c_str(), path) == 0);
     REQUIRE(::lchown(path, kNobody, kNobody) == 0);
   }
+}
+
+// Runs `probe` in a child switched to nobody; true when it returns true.
+template <typename Probe>
+bool as_nobody(Probe probe) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    bool ok = ::setgroups(0, nullptr) == 0 &&
+              ::setresgid(kNobody, kNobody, kNobody) == 0 &&
+              ::setresuid(kNobody, kNobody, kNobody) == 0 && probe();
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// Copies a built binary into `dir` (mode 0755) and returns its new path.
+std::string copy_binary(const char* var, const std::string& dir) {
+  const std::string from = binary(var);
+  const std::string to = dir + "/" + from.substr(from.rfind('/') + 1);
+  std::filesystem::copy_file(from, to);
+  std::filesystem::permissions(to, std::filesystem::perms(0755));
+  return to;
 }
 
 // Removes what the test planted, whatever the runner did with it.
@@ -313,5 +340,58 @@ TEST_SUITE("e2e") {
     REQUIRE(::lstat(victim.c_str(), &st) == 0);
     CHECK(S_ISREG(st.st_mode));
     CHECK(st.st_size == 0);
+  }
+
+  TEST_CASE("two unprivileged runners at once, each in a user namespace") {
+    if (::geteuid() != 0) RUNNER_SKIP_CASE("needs root to switch to nobody");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    if (!as_nobody([] { return runner::testing::perf_events_refused() == 0; }))
+      RUNNER_SKIP_CASE("nobody may not open perf events here");
+    if (!as_nobody([] { return ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0; }))
+      RUNNER_SKIP_CASE(
+          "unprivileged user namespaces are disabled: runners of ordinary "
+          "users take turns under the lock");
+    TempDir dir;
+    std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+    const std::string bin = dir.file("bin"), home = dir.file("home");
+    std::filesystem::create_directory(bin);
+    std::filesystem::create_directory(home);
+    std::filesystem::permissions(bin, std::filesystem::perms(0755));
+    REQUIRE(::chown(home.c_str(), kNobody, kNobody) == 0);
+    const std::string runner = copy_binary("RUNNER_BIN", bin);
+    const std::string example = copy_binary("EXAMPLE_BIN", bin);
+    const std::string mp_bench = copy_binary("MP_BENCH_BIN", bin);
+    const std::string child_prog = copy_binary("CHILD_PROG_BIN", bin);
+    if (!as_nobody([&] { return ::access(runner.c_str(), X_OK) == 0; }))
+      RUNNER_SKIP_CASE("nobody cannot reach " + bin +
+                       " (a parent of $TMPDIR is private)");
+    auto as_nobody_run = [&](const std::string& folder,
+                             std::vector<std::string> command) {
+      std::vector<std::string> argv = {
+          "setpriv", "--reuid=65534",    "--regid=65534", "--clear-groups",
+          "env",     "TMPDIR=" + home,   "HOME=" + home,  runner,
+          "run",     "--profile-folder", folder,          "--"};
+      argv.insert(argv.end(), command.begin(), command.end());
+      return run_process(argv);
+    };
+    const std::string a = home + "/a", b = home + "/b";
+    ProcessResult ra, rb;
+    std::thread ta([&] {
+      ra = as_nobody_run(a, after_barrier(home, "a.up", "b.up",
+                                          {mp_bench, child_prog, "200"}));
+    });
+    std::thread tb([&] {
+      rb = as_nobody_run(
+          b, after_barrier(home, "b.up", "a.up", {example, "--rounds", "2"}));
+    });
+    ta.join();
+    tb.join();
+    check_own_run(a, ra, "tests/e2e/programs/", b);
+    check_own_run(b, rb, "integrations/examples/bench_example.cpp::", a);
+    CHECK(ra.err.find("own mount namespace") == std::string::npos);
+    CHECK(rb.err.find("own mount namespace") == std::string::npos);
+    CHECK_FALSE(exists_nofollow(kCtl));
+    CHECK_FALSE(exists_nofollow(kAck));
+    CHECK_FALSE(exists_nofollow(kLock));
   }
 }
