@@ -189,6 +189,38 @@ std::string copy_binary(const char* var, const std::string& dir) {
   return to;
 }
 
+// The binaries copied where nobody can run them, a home nobody owns, and a
+// way to run the runner as nobody there.
+struct NobodyTools {
+  TempDir dir;
+  std::string bin = dir.file("bin"), home = dir.file("home");
+  std::string runner, example, mp_bench, child_prog;
+  std::string skip;  // why nobody cannot run them here ("" when it can)
+
+  NobodyTools() {
+    std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+    std::filesystem::create_directory(bin);
+    std::filesystem::create_directory(home);
+    std::filesystem::permissions(bin, std::filesystem::perms(0755));
+    REQUIRE(::chown(home.c_str(), kNobody, kNobody) == 0);
+    runner = copy_binary("RUNNER_BIN", bin);
+    example = copy_binary("EXAMPLE_BIN", bin);
+    mp_bench = copy_binary("MP_BENCH_BIN", bin);
+    child_prog = copy_binary("CHILD_PROG_BIN", bin);
+    if (!as_nobody([&] { return ::access(runner.c_str(), X_OK) == 0; }))
+      skip = "nobody cannot reach " + bin + " (a parent of $TMPDIR is private)";
+  }
+
+  // `runner ARGS...` as nobody, with TMPDIR and HOME in its home.
+  ProcessResult run(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {
+        "setpriv", "--reuid=65534",  "--regid=65534", "--clear-groups",
+        "env",     "TMPDIR=" + home, "HOME=" + home,  runner};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process(argv);
+  }
+};
+
 // Removes what the test planted, whatever the runner did with it.
 struct Unplant {
   const char* path;
@@ -351,38 +383,25 @@ TEST_SUITE("e2e") {
       RUNNER_SKIP_CASE(
           "unprivileged user namespaces are disabled: runners of ordinary "
           "users take turns under the lock");
-    TempDir dir;
-    std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-    const std::string bin = dir.file("bin"), home = dir.file("home");
-    std::filesystem::create_directory(bin);
-    std::filesystem::create_directory(home);
-    std::filesystem::permissions(bin, std::filesystem::perms(0755));
-    REQUIRE(::chown(home.c_str(), kNobody, kNobody) == 0);
-    const std::string runner = copy_binary("RUNNER_BIN", bin);
-    const std::string example = copy_binary("EXAMPLE_BIN", bin);
-    const std::string mp_bench = copy_binary("MP_BENCH_BIN", bin);
-    const std::string child_prog = copy_binary("CHILD_PROG_BIN", bin);
-    if (!as_nobody([&] { return ::access(runner.c_str(), X_OK) == 0; }))
-      RUNNER_SKIP_CASE("nobody cannot reach " + bin +
-                       " (a parent of $TMPDIR is private)");
+    NobodyTools tools;
+    if (!tools.skip.empty()) RUNNER_SKIP_CASE(tools.skip);
+    const std::string& home = tools.home;
     auto as_nobody_run = [&](const std::string& folder,
                              std::vector<std::string> command) {
-      std::vector<std::string> argv = {
-          "setpriv", "--reuid=65534",    "--regid=65534", "--clear-groups",
-          "env",     "TMPDIR=" + home,   "HOME=" + home,  runner,
-          "run",     "--profile-folder", folder,          "--"};
-      argv.insert(argv.end(), command.begin(), command.end());
-      return run_process(argv);
+      std::vector<std::string> args = {"run", "--profile-folder", folder, "--"};
+      args.insert(args.end(), command.begin(), command.end());
+      return tools.run(args);
     };
     const std::string a = home + "/a", b = home + "/b";
     ProcessResult ra, rb;
     std::thread ta([&] {
-      ra = as_nobody_run(a, after_barrier(home, "a.up", "b.up",
-                                          {mp_bench, child_prog, "200"}));
+      ra = as_nobody_run(
+          a, after_barrier(home, "a.up", "b.up",
+                           {tools.mp_bench, tools.child_prog, "200"}));
     });
     std::thread tb([&] {
-      rb = as_nobody_run(
-          b, after_barrier(home, "b.up", "a.up", {example, "--rounds", "2"}));
+      rb = as_nobody_run(b, after_barrier(home, "b.up", "a.up",
+                                          {tools.example, "--rounds", "2"}));
     });
     ta.join();
     tb.join();
@@ -393,5 +412,32 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(exists_nofollow(kCtl));
     CHECK_FALSE(exists_nofollow(kAck));
     CHECK_FALSE(exists_nofollow(kLock));
+  }
+
+  TEST_CASE("as an ordinary user, another user's symlink at the lock path") {
+    if (::geteuid() != 0) RUNNER_SKIP_CASE("needs root to switch to nobody");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    if (!as_nobody([] { return runner::testing::perf_events_refused() == 0; }))
+      RUNNER_SKIP_CASE("nobody may not open perf events here");
+    NobodyTools tools;
+    if (!tools.skip.empty()) RUNNER_SKIP_CASE(tools.skip);
+    // Planted by root: nobody may not remove it from the sticky /tmp.
+    REQUIRE(::symlink(tools.home.c_str(), kLock) == 0);
+    Unplant unplant{kLock};
+    auto shared =
+        tools.run({"run", "--shared-fifos", "--profile-folder",
+                   tools.home + "/p1", "--", tools.example, "--rounds", "1"});
+    INFO(shared.err);
+    CHECK(shared.exit_code == 1);
+    CHECK(shared.err.find("a symlink planted by uid 0") != std::string::npos);
+    CHECK(shared.err.find("--fifo-dir") != std::string::npos);
+    struct stat st {};
+    CHECK(::lstat(kLock, &st) == 0);
+    // Its own FIFO directory: not blocked.
+    auto own_dir = tools.run({"run", "--shared-fifos", "--fifo-dir", tools.home,
+                              "--profile-folder", tools.home + "/p2", "--",
+                              tools.example, "--rounds", "1"});
+    INFO(own_dir.err);
+    CHECK(own_dir.exit_code == 0);
   }
 }
