@@ -134,7 +134,7 @@ base::Status FifoFiles::foreign_lock(int fd, const struct stat& st) const {
                        "; wait for it to finish" + kFifoDirHint);
   return base::Error("the lock file is owned by " + owner +
                      ", not by us (uid " + std::to_string(::geteuid()) +
-                     "), and nobody holds it: it squats the lock path; "
+                     "), and no runner holds it: it squats the lock path; "
                      "remove it" +
                      kFifoDirHint);
 }
