@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -18,6 +20,8 @@
 
 #include <doctest/doctest.h>
 
+#include "base/fs.hpp"
+#include "base/unique_fd.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/perf_events.hpp"
 #include "tests/support/skip.hpp"
@@ -220,6 +224,73 @@ struct NobodyTools {
     return run_process(argv);
   }
 };
+
+// Runs argv as nobody where neither a mount namespace nor a user namespace
+// may be made: in a user namespace of ours (uids 0..65534 mapped onto
+// themselves) whose max_user_namespaces is 0, switched to nobody. Stdout
+// and stderr go to files of `dir` (writable by nobody).
+ProcessResult run_without_namespaces(const std::vector<std::string>& argv,
+                                     const std::string& dir,
+                                     const std::string& tag,
+                                     int timeout_s = 120) {
+  const std::string out = dir + "/" + tag + ".out";
+  const std::string err = dir + "/" + tag + ".err";
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int to_parent[2], to_child[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe(to_child) == 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    char byte = 0;
+    if (::unshare(CLONE_NEWUSER) != 0) _exit(120);
+    if (::write(to_parent[1], &byte, 1) != 1) _exit(121);
+    if (::read(to_child[0], &byte, 1) != 1) _exit(122);  // maps written
+    int limit = ::open("/proc/sys/user/max_user_namespaces", O_WRONLY);
+    if (limit < 0 || ::write(limit, "0\n", 2) != 2) _exit(123);
+    ::close(limit);
+    if (::setgroups(0, nullptr) != 0 ||
+        ::setresgid(kNobody, kNobody, kNobody) != 0 ||
+        ::setresuid(kNobody, kNobody, kNobody) != 0)
+      _exit(124);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0) _exit(125);
+    ::dup2(o, STDOUT_FILENO);
+    ::dup2(e, STDERR_FILENO);
+    ::execv(args[0], args.data());
+    _exit(126);
+  }
+  char byte = 0;
+  REQUIRE(::read(to_parent[0], &byte, 1) == 1);
+  for (const char* map : {"uid_map", "gid_map"}) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + map;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "0 0 65535\n", 10) == 10);
+    ::close(fd);
+  }
+  REQUIRE(::write(to_child[1], &byte, 1) == 1);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]})
+    ::close(fd);
+  ProcessResult result;
+  int status = 0;
+  for (int i = 0; i < timeout_s * 100; ++i) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (i + 1 == timeout_s * 100) {
+      result.timed_out = true;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = runner::base::read_file(out).value_or("");
+  result.err = runner::base::read_file(err).value_or("");
+  return result;
+}
 
 // Removes what the test planted, whatever the runner did with it.
 struct Unplant {
@@ -439,5 +510,60 @@ TEST_SUITE("e2e") {
                               tools.example, "--rounds", "1"});
     INFO(own_dir.err);
     CHECK(own_dir.exit_code == 0);
+  }
+
+  TEST_CASE(
+      "without namespaces: the shared paths under the lock, holder named") {
+    if (::geteuid() != 0)
+      RUNNER_SKIP_CASE("needs root to make a user namespace without them");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    if (!as_nobody([] { return runner::testing::perf_events_refused() == 0; }))
+      RUNNER_SKIP_CASE("nobody may not open perf events here");
+    NobodyTools tools;
+    if (!tools.skip.empty()) RUNNER_SKIP_CASE(tools.skip);
+    const std::string& home = tools.home;
+    // A: nobody without namespaces falls back to the shared paths and holds
+    // the lock until the test releases its benchmark.
+    ProcessResult ra;
+    std::thread ta([&] {
+      ra = run_without_namespaces(
+          {tools.runner, "run", "--profile-folder", home + "/a", "--",
+           "/bin/sh", "-c",
+           "touch \"$0/a.up\"; i=0; while [ ! -e \"$0/release\" ] && "
+           "[ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; exec \"$1\" "
+           "--rounds 1",
+           home, tools.example},
+          home, "a");
+    });
+    for (int i = 0; i < 3000 && !file_exists(home + "/a.up"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(file_exists(home + "/a.up"));
+    const std::vector<std::string> bench = {binary("EXAMPLE_BIN"), "--rounds",
+                                            "1"};
+    // B: root on the shared paths too: refused, naming A's pid and user.
+    TempDir dir;
+    auto rb = run_process(run_fixed(dir.file("b"), {"--shared-fifos"}, bench));
+    // C: root with its own mount namespace runs meanwhile, over A's FIFOs.
+    auto rc = run_process(run_fixed(dir.file("c"), {}, bench));
+    runner::base::UniqueFd release(::open(
+        (home + "/release").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    ta.join();
+    INFO("A: ", ra.err);
+    INFO("B: ", rb.err);
+    INFO("C: ", rc.err);
+    CHECK(ra.exit_code == 0);
+    CHECK(ra.err.find("cannot have its own mount namespace") !=
+          std::string::npos);
+    CHECK(ra.err.find("under the lock /tmp/runner.fifo.lock") !=
+          std::string::npos);
+    CHECK(uris_of(home + "/a").size() == 3);
+    CHECK(rb.exit_code == 1);
+    CHECK(rb.err.find("another runner (pid ") != std::string::npos);
+    CHECK(rb.err.find("uid 65534") != std::string::npos);
+    CHECK(rc.exit_code == 0);
+    CHECK(uris_of(dir.file("c")).size() == 3);
+    CHECK_FALSE(exists_nofollow(kCtl));
+    CHECK_FALSE(exists_nofollow(kAck));
+    CHECK_FALSE(exists_nofollow(kLock));
   }
 }
