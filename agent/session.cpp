@@ -132,6 +132,7 @@ base::Result<FifoSetup> serve_fifos(boost::asio::io_context& io,
         << fifo::kDefaultCtlPath << " and " << fifo::kDefaultAckPath
         << " under the lock " << fifo::kDefaultLockPath
         << ", one runner at a time";
+    setup.server.reset();  // removes its FIFOs before the directory goes
     setup = FifoSetup{};
   }
   auto server = fifo::Server::create(io, setup.options, hooks);

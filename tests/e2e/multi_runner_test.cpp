@@ -156,6 +156,12 @@ void check_own_run(const std::string& folder, const ProcessResult& r,
   for (int pid : other_announced) CHECK(pids.count(pid) == 0);
 }
 
+// The runners' private FIFO directories under `tmpdir` are all gone.
+void check_no_private_dirs(const std::string& tmpdir) {
+  for (const auto& name : runner::testing::list_dir(tmpdir))
+    CHECK_MESSAGE(name.rfind("runner-fifos.", 0) != 0, (tmpdir + "/" + name));
+}
+
 // Plants `path` owned by nobody: a regular file, or a symlink to `target`.
 void plant_as_nobody(const char* path, const std::string& symlink_target) {
   if (symlink_target.empty()) {
@@ -313,22 +319,25 @@ TEST_SUITE("e2e") {
     const std::string a = dir.file("a"), b = dir.file("b");
     ProcessResult ra, rb;
     std::thread ta([&] {
-      ra = run_process(run_fixed(
-          a, {},
-          after_barrier(
-              dir.path(), "a.up", "b.up",
-              {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"})));
+      ra = run_process(
+          run_fixed(a, {},
+                    after_barrier(dir.path(), "a.up", "b.up",
+                                  {binary("MP_BENCH_BIN"),
+                                   binary("CHILD_PROG_BIN"), "200"})),
+          {"TMPDIR=" + dir.path()});
     });
     std::thread tb([&] {
       rb = run_process(
           run_fixed(b, {},
                     after_barrier(dir.path(), "b.up", "a.up",
-                                  {binary("EXAMPLE_BIN"), "--rounds", "2"})));
+                                  {binary("EXAMPLE_BIN"), "--rounds", "2"})),
+          {"TMPDIR=" + dir.path()});
     });
     ta.join();
     tb.join();
     check_own_run(a, ra, "tests/e2e/programs/", b);
     check_own_run(b, rb, "integrations/examples/bench_example.cpp::", a);
+    check_no_private_dirs(dir.path());
     // The last runner out removed the placeholders it bound over; no lock.
     CHECK_FALSE(exists_nofollow(kCtl));
     CHECK_FALSE(exists_nofollow(kAck));
@@ -478,6 +487,7 @@ TEST_SUITE("e2e") {
     tb.join();
     check_own_run(a, ra, "tests/e2e/programs/", b);
     check_own_run(b, rb, "integrations/examples/bench_example.cpp::", a);
+    check_no_private_dirs(home);
     CHECK(ra.err.find("own mount namespace") == std::string::npos);
     CHECK(rb.err.find("own mount namespace") == std::string::npos);
     CHECK_FALSE(exists_nofollow(kCtl));
@@ -527,8 +537,8 @@ TEST_SUITE("e2e") {
     ProcessResult ra;
     std::thread ta([&] {
       ra = run_without_namespaces(
-          {tools.runner, "run", "--profile-folder", home + "/a", "--",
-           "/bin/sh", "-c",
+          {"/usr/bin/env", "TMPDIR=" + home, tools.runner, "run",
+           "--profile-folder", home + "/a", "--", "/bin/sh", "-c",
            "touch \"$0/a.up\"; i=0; while [ ! -e \"$0/release\" ] && "
            "[ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; exec \"$1\" "
            "--rounds 1",
@@ -557,6 +567,7 @@ TEST_SUITE("e2e") {
     CHECK(ra.err.find("under the lock /tmp/runner.fifo.lock") !=
           std::string::npos);
     CHECK(uris_of(home + "/a").size() == 3);
+    check_no_private_dirs(home);  // even the one made before falling back
     CHECK(rb.exit_code == 1);
     CHECK(rb.err.find("another runner (pid ") != std::string::npos);
     CHECK(rb.err.find("uid 65534") != std::string::npos);
