@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -199,16 +200,56 @@ std::string copy_binary(const char* var, const std::string& dir) {
   return to;
 }
 
+// A fresh 0755 directory nobody can reach: under $TMPDIR when all its
+// parents let others through, else under the first of /tmp, /var/tmp,
+// /dev/shm that does (a checkout's $TMPDIR may sit in a private directory).
+// path() is empty when there is none. Removed with its content at the end.
+class ReachableDir {
+ public:
+  ReachableDir() {
+    std::vector<std::string> bases;
+    if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && *tmp)
+      bases.emplace_back(tmp);
+    for (const char* base : {"/tmp", "/var/tmp", "/dev/shm"})
+      bases.emplace_back(base);
+    for (const std::string& base : bases) {
+      std::string tmpl = base + "/runner-test.XXXXXX";
+      if (::mkdtemp(tmpl.data()) == nullptr) continue;
+      if (::chmod(tmpl.c_str(), 0755) == 0 &&
+          as_nobody([&] { return ::access(tmpl.c_str(), X_OK) == 0; })) {
+        path_ = tmpl;
+        return;
+      }
+      ::rmdir(tmpl.c_str());
+    }
+  }
+  ~ReachableDir() {
+    std::error_code ec;
+    if (!path_.empty() && std::getenv("RUNNER_KEEP_TEST_DIRS") == nullptr)
+      std::filesystem::remove_all(path_, ec);
+  }
+  ReachableDir(const ReachableDir&) = delete;
+  ReachableDir& operator=(const ReachableDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // The binaries copied where nobody can run them, a home nobody owns, and a
 // way to run the runner as nobody there.
 struct NobodyTools {
-  TempDir dir;
-  std::string bin = dir.file("bin"), home = dir.file("home");
+  ReachableDir dir;
+  std::string bin = dir.path() + "/bin", home = dir.path() + "/home";
   std::string runner, example, mp_bench, child_prog;
   std::string skip;  // why nobody cannot run them here ("" when it can)
 
   NobodyTools() {
-    std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+    if (dir.path().empty()) {
+      skip =
+          "no directory nobody can reach ($TMPDIR, /tmp, /var/tmp, /dev/shm)";
+      return;
+    }
     std::filesystem::create_directory(bin);
     std::filesystem::create_directory(home);
     std::filesystem::permissions(bin, std::filesystem::perms(0755));
@@ -217,8 +258,6 @@ struct NobodyTools {
     example = copy_binary("EXAMPLE_BIN", bin);
     mp_bench = copy_binary("MP_BENCH_BIN", bin);
     child_prog = copy_binary("CHILD_PROG_BIN", bin);
-    if (!as_nobody([&] { return ::access(runner.c_str(), X_OK) == 0; }))
-      skip = "nobody cannot reach " + bin + " (a parent of $TMPDIR is private)";
   }
 
   // `runner ARGS...` as nobody, with TMPDIR and HOME in its home.
