@@ -28,6 +28,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "base/mount_namespace.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/proc_maps.hpp"
@@ -79,6 +80,66 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
       env.push_back(key + "=" + value);
   }
   return env;
+}
+
+// The FIFO server and where its FIFOs live. Members are destroyed in reverse
+// order: the server removes its FIFOs before the private directory goes.
+struct FifoSetup {
+  std::unique_ptr<fifo::IsolatedFifos> isolated;
+  std::optional<base::MountNamespace> mount_namespace;
+  std::unique_ptr<fifo::Server> server;
+  fifo::ServerOptions options;
+  bool default_paths = true;  // the benchmark sees the fixed paths
+};
+
+// Several runners at once: the benchmark gets its own mount namespace in
+// which our private FIFOs sit at the fixed paths. Fails when namespaces are
+// not allowed here (unprivileged, no user namespaces).
+base::Status serve_isolated(boost::asio::io_context& io,
+                            const fifo::ServerHooks& hooks, FifoSetup& out) {
+  RUNNER_ASSIGN_OR_RETURN(out.isolated,
+                          fifo::IsolatedFifos::create(fifo::ServerOptions{}),
+                          "private FIFOs");
+  RUNNER_ASSIGN_OR_RETURN(
+      out.server,
+      fifo::Server::create(io, out.isolated->private_options(), hooks),
+      "in " + out.isolated->directory());
+  RUNNER_ASSIGN_OR_RETURN(base::MountNamespace ns,
+                          out.isolated->make_namespace(), "mount namespace");
+  RUNNER_LOG(kLog, kDebug)
+      << "FIFOs in " << out.isolated->directory()
+      << ", bound over the fixed paths in the benchmark's mount namespace"
+      << (ns.uses_user_namespace() ? " (in a user namespace)" : "");
+  out.mount_namespace = std::move(ns);
+  out.options = out.isolated->private_options();
+  return {};
+}
+
+base::Result<FifoSetup> serve_fifos(boost::asio::io_context& io,
+                                    const RunOptions& options,
+                                    const fifo::ServerHooks& hooks) {
+  FifoSetup setup;
+  if (!options.fifo_dir.empty()) {
+    setup.default_paths = false;
+    setup.options.ctl_path = options.fifo_dir + "/runner.ctl.fifo";
+    setup.options.ack_path = options.fifo_dir + "/runner.ack.fifo";
+    setup.options.lock_path = options.fifo_dir + "/runner.fifo.lock";
+  } else if (!options.shared_fifos) {
+    auto isolated = serve_isolated(io, hooks, setup);
+    if (isolated) return setup;
+    RUNNER_LOG(kLog, kWarning)
+        << "the benchmark cannot have its own mount namespace ("
+        << isolated.error().what() << "): serving the shared paths "
+        << fifo::kDefaultCtlPath << " and " << fifo::kDefaultAckPath
+        << " under the lock " << fifo::kDefaultLockPath
+        << ", one runner at a time";
+    setup.server.reset();  // removes its FIFOs before the directory goes
+    setup = FifoSetup{};
+  }
+  auto server = fifo::Server::create(io, setup.options, hooks);
+  if (!server) return std::move(server).error();
+  setup.server = std::move(*server);
+  return setup;
 }
 
 // Waits for the child while the io_context serves the FIFO; forwards
@@ -239,6 +300,7 @@ base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
   out.allow_empty = args.has("allow-empty");
   out.report = args.has("report");
   if (auto v = args.get("fifo-dir")) out.fifo_dir = *v;
+  out.shared_fifos = args.has("shared-fifos");
   if (out.profile) {
     auto valid = profiler::validate_options(out.sampler);
     if (!valid) return base::Error(prefix + valid.error().message());
@@ -292,13 +354,6 @@ int run_session(const RunOptions& options) {
   // ---- FIFO server
   // -----------------------------------------------------------
   boost::asio::io_context io;
-  fifo::ServerOptions fifo_options;
-  bool default_paths = options.fifo_dir.empty();
-  if (!default_paths) {
-    fifo_options.ctl_path = options.fifo_dir + "/runner.ctl.fifo";
-    fifo_options.ack_path = options.fifo_dir + "/runner.ack.fifo";
-    fifo_options.lock_path = options.fifo_dir + "/runner.fifo.lock";
-  }
   std::unique_ptr<profiler::Sampler> sampler;
   std::vector<profiler::ProcSnapshot> snapshots;
   fifo::ServerHooks hooks;
@@ -326,14 +381,20 @@ int run_session(const RunOptions& options) {
     }
     snapshots.push_back(std::move(*snapshot));
   };
-  auto server = fifo::Server::create(io, fifo_options, hooks);
-  if (!server) {
-    std::fprintf(stderr, "runner: %s\n", server.error().what().c_str());
+  auto fifos = serve_fifos(io, options, hooks);
+  if (!fifos) {
+    std::fprintf(stderr, "runner: %s\n", fifos.error().what().c_str());
     return 1;
+  }
+  auto& server = fifos->server;
+  if (fifos->mount_namespace) {
+    spawn.mount_namespace_fd = fifos->mount_namespace->mount_fd();
+    spawn.user_namespace_fd = fifos->mount_namespace->user_fd();
   }
 
   // ---- benchmark, started suspended so the events are opened first ----------
-  spawn.env = benchmark_environment(folder, &fifo_options, default_paths);
+  spawn.env =
+      benchmark_environment(folder, &fifos->options, fifos->default_paths);
   spawn.suspended = true;
   auto child = base::ChildProcess::spawn(spawn);
   if (!child) {
@@ -361,7 +422,7 @@ int run_session(const RunOptions& options) {
     sampler = std::move(*created);
     RUNNER_LOG(kLog, kDebug) << "sampling event: " << sampler->event_name();
   }
-  (*server)->start();
+  server->start();
   if (auto st = child->release(); !st) {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                  st.error().what().c_str());
@@ -381,11 +442,11 @@ int run_session(const RunOptions& options) {
 
   // Commands already written before the benchmark exited still get answered
   // and recorded.
-  (*server)->drain();
+  server->drain();
   io.restart();
   io.poll();  // writes the replies drain() queued
-  fifo::RunData run = (*server)->take_data();
-  (void)(*server)->close();
+  fifo::RunData run = server->take_data();
+  (void)server->close();
   if (snapshot_failures > kMaxSnapshotWarnings) {
     RUNNER_LOG(kLog, kWarning)
         << "cannot snapshot /proc/<pid>/maps for "

@@ -21,7 +21,10 @@ struct RunOptions {
   bool report = false;
   profiler::SamplerOptions sampler;
   std::string fifo_dir;  // empty: /tmp
-  int stdin_fd = -1;     // the benchmark's stdin (-1: inherited)
+  // Serve the fixed /tmp FIFO paths under the global lock even when the
+  // benchmark could get its own mount namespace.
+  bool shared_fifos = false;
+  int stdin_fd = -1;  // the benchmark's stdin (-1: inherited)
 };
 
 // Reads the options shared by `run` and `exec` (profile-folder, freq,

@@ -34,6 +34,10 @@ std::vector<OptionSpec> profile_options() {
        "Create the FIFOs and lock in DIR instead of /tmp (integrations "
        "find them through RUNNER_CTL_FIFO/RUNNER_ACK_FIFO)",
        true},
+      {"shared-fifos", 0, false, "",
+       "Serve /tmp/runner.{ctl,ack}.fifo to the whole machine under the "
+       "lock /tmp/runner.fifo.lock (one runner at a time) instead of in the "
+       "benchmark's own mount namespace"},
       {"help", 'h', false, "", "Print this help"},
   };
 }

@@ -5,6 +5,8 @@
 //  - RUNNER_LOG(category, level): leveled logging, configured by RUNNER_LOG.
 //  - ChildProcess: spawn (optionally suspended), signal, wait; owns the pid
 //    until it is reaped.
+//  - MountNamespace: a mount namespace with bind mounts, for a child to join
+//    (SpawnOptions::mount_namespace_fd).
 //  - fs helpers: write a file atomically (temp name + rename).
 #pragma once
 
@@ -12,5 +14,6 @@
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/mapped_region.hpp"
+#include "base/mount_namespace.hpp"
 #include "base/result.hpp"
 #include "base/unique_fd.hpp"

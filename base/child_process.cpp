@@ -1,6 +1,8 @@
 #include "base/child_process.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -34,6 +36,19 @@ ExitStatus decode_status(int status) {
   return out;
 }
 
+// The namespace hook of child_main (see SpawnOptions): 0 or an errno.
+int join_namespaces(const SpawnOptions& options) {
+  if (options.mount_namespace_fd < 0) return 0;
+  char cwd[PATH_MAX];
+  bool have_cwd = syscall(SYS_getcwd, cwd, sizeof(cwd)) > 0 && cwd[0] == '/';
+  if (options.user_namespace_fd >= 0 &&
+      setns(options.user_namespace_fd, CLONE_NEWUSER) != 0)
+    return errno;
+  if (setns(options.mount_namespace_fd, CLONE_NEWNS) != 0) return errno;
+  if (have_cwd && chdir(cwd) != 0) return errno;
+  return 0;
+}
+
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void child_main(const SpawnOptions& options, const char* path,
                              char* const* argv, char* const* envp,
@@ -63,8 +78,9 @@ ExitStatus decode_status(int status) {
   if (options.stdin_fd >= 0) dup2(options.stdin_fd, STDIN_FILENO);
   if (options.stdout_fd >= 0) dup2(options.stdout_fd, STDOUT_FILENO);
   if (options.stderr_fd >= 0) dup2(options.stderr_fd, STDERR_FILENO);
-  int err = 0;
-  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) {
+  int err = join_namespaces(options);
+  if (err != 0) {
+  } else if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) {
     err = errno;
   } else {
 #if HAVE_CLOSE_RANGE

@@ -27,6 +27,12 @@ struct SpawnOptions {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // Namespaces the child joins with setns() just before exec, e.g. those of
+  // a base::MountNamespace (user first: it grants the right to join the
+  // mount namespace); -1 keeps the caller's. The child stays in the same
+  // working directory (path), which setns() into a mount namespace resets.
+  int user_namespace_fd = -1;
+  int mount_namespace_fd = -1;
 };
 
 struct ExitStatus {

@@ -5,11 +5,14 @@
 //  - server.hpp: Server owns the lock file and both FIFOs (created at create(),
 //    removed at close()), answers every command on the io_context thread and
 //    accumulates RunData, which the agent takes once the benchmark is done.
+//  - isolated_fifos.hpp: the FIFOs in a private directory, bound over the
+//    fixed paths in the benchmark's own mount namespace (parallel runners).
 // Depends on base and Boost.Asio only.
 #pragma once
 
 #include "fifo/codec.hpp"
 #include "fifo/command.hpp"
 #include "fifo/frame_decoder.hpp"
+#include "fifo/isolated_fifos.hpp"
 #include "fifo/server.hpp"
 #include "fifo/server_options.hpp"

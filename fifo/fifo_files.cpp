@@ -6,14 +6,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "base/log.hpp"
+#include "fifo/isolated_fifos.hpp"
 
 namespace runner::fifo {
 namespace {
 
 constexpr int kLockAttempts = 5;
+constexpr const char* kFifoDirHint =
+    " (or give this run its own FIFO directory with --fifo-dir DIR)";
 
 std::string read_holder_pid(int fd) {
   char buf[32] = {};
@@ -56,26 +60,20 @@ FifoFiles::~FifoFiles() {
 base::Status FifoFiles::take_lock() {
   const std::string& path = options_.lock_path;
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
-    // O_NOFOLLOW: a symlink planted at the path fails with ELOOP instead of
-    // letting us create/truncate its target; it is unlinked and we retry.
+    // O_NOFOLLOW: a symlink planted at the path fails (ELOOP, or EACCES
+    // under fs.protected_symlinks in a sticky /tmp) instead of letting us
+    // create/truncate its target; it is removed when we may, and we retry.
     base::UniqueFd fd(
         ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) {
-      if (errno == ELOOP) {
-        RUNNER_LOG("fifo", kWarning)
-            << "removing a symlink found at the lock path " << path;
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-          return base::errno_error("unlink symlink");
-        continue;
-      }
-      return base::errno_error("open");
+      int err = errno;
+      auto removed = remove_squatter(err);
+      if (!removed) return std::move(removed).error();
+      continue;
     }
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return base::errno_error("fstat");
-    if (st.st_uid != ::geteuid())
-      return base::Error("lock file is owned by uid " +
-                         std::to_string(st.st_uid) + ", not by us (uid " +
-                         std::to_string(::geteuid()) + ")");
+    if (st.st_uid != ::geteuid()) return foreign_lock(fd.get(), st);
     if (!S_ISREG(st.st_mode)) {
       if (::unlink(path.c_str()) != 0 && errno != ENOENT)
         return base::errno_error("unlink non-regular lock file");
@@ -85,7 +83,7 @@ base::Status FifoFiles::take_lock() {
       if (errno == EWOULDBLOCK)
         return base::Error("another runner (pid " + read_holder_pid(fd.get()) +
                            ") is using " + options_.ctl_path +
-                           "; wait for it to finish");
+                           "; wait for it to finish" + kFifoDirHint);
       return base::errno_error("flock");
     }
     // The previous holder may have unlinked the file between our open() and
@@ -107,14 +105,56 @@ base::Status FifoFiles::take_lock() {
   return base::Error("lock file kept changing under us; giving up");
 }
 
+base::Status FifoFiles::remove_squatter(int open_errno) const {
+  const std::string& path = options_.lock_path;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};  // gone meanwhile: retry
+    return base::errno_error("open", open_errno);
+  }
+  const std::string owner = describe_owner(st.st_uid);
+  if (!S_ISLNK(st.st_mode))
+    return base::Error("cannot open it (owned by " + owner +
+                       "): " + std::strerror(open_errno) + kFifoDirHint);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return base::Error("a symlink planted by " + owner +
+                       " squats it and cannot be removed (" +
+                       std::strerror(errno) + ")" + kFifoDirHint);
+  RUNNER_LOG("fifo", kWarning) << "removed a symlink planted at the lock path "
+                               << path << " by " << owner;
+  return {};
+}
+
+base::Status FifoFiles::foreign_lock(int fd, const struct stat& st) const {
+  const std::string owner = describe_owner(st.st_uid);
+  if (S_ISREG(st.st_mode) && ::flock(fd, LOCK_SH | LOCK_NB) != 0 &&
+      errno == EWOULDBLOCK)
+    return base::Error("another runner (pid " + read_holder_pid(fd) + ", " +
+                       owner + ") is using " + options_.ctl_path +
+                       "; wait for it to finish" + kFifoDirHint);
+  return base::Error("the lock file is owned by " + owner +
+                     ", not by us (uid " + std::to_string(::geteuid()) +
+                     "), and no runner holds it: it squats the lock path; "
+                     "remove it" +
+                     kFifoDirHint);
+}
+
 base::Result<FifoFiles::FileId> FifoFiles::make_fifo(const std::string& path,
                                                      base::UniqueFd& out) {
   // Whatever is there (old FIFO, planted symlink, regular file) goes away;
   // unlink() removes a symlink itself, never its target.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
+    base::UniqueFd exclusive;  // keeps namespaced runners off until unlinked
+    if (in_use_as_bind_target(path, st, exclusive))
+      return base::Error(
+          "a runner whose benchmark has a private mount namespace binds over "
+          "it (file owned by " +
+          describe_owner(st.st_uid) + "); wait for it to finish" +
+          kFifoDirHint);
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-      return base::errno_error("unlink old file");
+      return base::errno_error("unlink old file (owned by " +
+                               describe_owner(st.st_uid) + ")");
   }
   if (::mkfifo(path.c_str(), 0600) != 0) return base::errno_error("mkfifo");
   base::UniqueFd fd(
@@ -134,13 +174,21 @@ base::Result<FifoFiles::FileId> FifoFiles::make_fifo(const std::string& path,
   return FileId{st.st_dev, st.st_ino};
 }
 
-base::Status FifoFiles::unlink_if_ours(const std::string& path, FileId id) {
+base::Status FifoFiles::unlink_if_ours(const std::string& path, FileId id,
+                                       bool fifo) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
     return base::errno_error("lstat " + path);
   }
   if (st.st_dev != id.dev || st.st_ino != id.ino) return {};  // not ours now
+  base::UniqueFd exclusive;
+  if (fifo && in_use_as_bind_target(path, st, exclusive)) {
+    // Another runner's benchmark has it mounted over by its own FIFO: an
+    // unlink would detach that mount. A stale FIFO stays (as CodSpeed's do).
+    RUNNER_LOG("fifo", kDebug) << "leaving " << path << ": a bind target";
+    return {};
+  }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
     return base::errno_error("unlink " + path);
   return {};
@@ -151,14 +199,14 @@ base::Status FifoFiles::remove() {
   auto keep = [&first](base::Status status) {
     if (!status && first) first = std::move(status);
   };
-  if (have_ctl_) keep(unlink_if_ours(options_.ctl_path, ctl_id_));
-  if (have_ack_) keep(unlink_if_ours(options_.ack_path, ack_id_));
+  if (have_ctl_) keep(unlink_if_ours(options_.ctl_path, ctl_id_, true));
+  if (have_ack_) keep(unlink_if_ours(options_.ack_path, ack_id_, true));
   have_ctl_ = have_ack_ = false;
   ctl_fd_.reset();
   ack_fd_.reset();
   // The lock file goes last and while still locked, so a runner waiting on
   // it re-checks the path after its flock (see take_lock).
-  if (have_lock_) keep(unlink_if_ours(options_.lock_path, lock_id_));
+  if (have_lock_) keep(unlink_if_ours(options_.lock_path, lock_id_, false));
   have_lock_ = false;
   lock_fd_.reset();
   return first;

@@ -3,11 +3,17 @@
 //
 // The lock is an flock(LOCK_EX|LOCK_NB) on a file holding the holder's pid:
 // the kernel releases it when a runner dies, so a stale file is taken over.
+// Whatever squats the lock path is named with its owner (uid and user name);
+// a symlink is removed when we may. The lock only guards the shared fixed
+// paths; runners whose benchmark has its own mount namespace (see
+// isolated_fifos.hpp) use a lock in their private directory.
 // Whatever sits at a FIFO path (a planted symlink, an old FIFO) is unlinked
-// (unlink never follows symlinks), a fresh FIFO is made with mode 0600 and
-// opened O_NOFOLLOW, then checked with fstat.
+// (unlink never follows symlinks) unless a namespaced runner binds over it,
+// a fresh FIFO is made with mode 0600 and opened O_NOFOLLOW, then checked
+// with fstat.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -44,8 +50,14 @@ class FifoFiles {
   };
   FifoFiles() = default;
   base::Status take_lock();
+  // take_lock's diagnostics: whatever squats the lock path, named with its
+  // owner (a symlink is removed when we may).
+  base::Status remove_squatter(int open_errno) const;
+  base::Status foreign_lock(int fd, const struct stat& st) const;
   base::Result<FileId> make_fifo(const std::string& path, base::UniqueFd& fd);
-  static base::Status unlink_if_ours(const std::string& path, FileId id);
+  // A FIFO another runner binds over (see isolated_fifos.hpp) stays.
+  static base::Status unlink_if_ours(const std::string& path, FileId id,
+                                     bool fifo);
 
   ServerOptions options_;
   base::UniqueFd lock_fd_;
