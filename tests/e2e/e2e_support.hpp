@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/perf_events.hpp"
+
 namespace runner::testing {
 
 struct ProcessResult {
@@ -39,9 +41,11 @@ nlohmann::json read_msgpack_file(const std::string& path);
 bool file_exists(const std::string& path);
 std::vector<std::string> list_dir(const std::string& dir);
 
-// Exits the test binary with 77 (meson: skipped) when perf_event_open is
-// refused (EACCES/EPERM/ENOSYS), printing why.
-void skip_unless_perf_events();
+// When perf_event_open is refused (EACCES/EPERM/ENOSYS), records a skip of
+// the running case with the reason and returns true: the caller must then
+// return. Prefer RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS() (tests/support/
+// perf_events.hpp), which returns by itself.
+bool skip_unless_perf_events();
 
 }  // namespace runner::testing
 

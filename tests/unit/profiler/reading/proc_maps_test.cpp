@@ -16,6 +16,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
+#include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/unit/profiler/reading/reading_test_util.hpp"
 
@@ -33,8 +34,10 @@ const ProcMapping* find_path(const std::vector<ProcMapping>& maps,
 }
 
 bool has_libc(const std::vector<ProcMapping>& maps) {
+  const std::string libc = runner::testing::loaded_libc_path();
+  REQUIRE_FALSE(libc.empty());
   for (const ProcMapping& m : maps)
-    if (m.path.find("/libc.so.6") != std::string::npos) return true;
+    if (m.path == libc) return true;
   return false;
 }
 
