@@ -237,8 +237,13 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a second runner on the same FIFOs refuses clearly") {
     TempDir dir;
+    // The first runner's benchmark lasts until the second one was refused.
+    const std::string done = dir.file("second-refused");
     auto a = start_runner_holding_lock(
-        dir, runner_run(dir, {"--allow-empty"}, {"sleep", "3"}));
+        dir,
+        runner_run(dir, {"--allow-empty"},
+                   {"sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.05; done",
+                    "sh", done}));
     TempDir other;
     std::vector<std::string> argv = {
         binary("RUNNER_BIN"), "run",        "--profile-folder",
@@ -247,6 +252,7 @@ TEST_SUITE("e2e") {
     auto b = run_process(argv);
     CHECK(b.exit_code != 0);
     CHECK(b.err.find("another runner") != std::string::npos);
+    REQUIRE(runner::base::write_file_atomic(done, std::string_view("")));
     auto status = a.wait();
     REQUIRE(status);
     CHECK(status->code == 0);

@@ -143,14 +143,17 @@ TEST_SUITE("profiler") {
     auto child = ChildProcess::spawn(opts);
     REQUIRE(child);
     int32_t pid = child->pid();
-    // Not reaped yet: a zombie, whose maps are empty.
-    for (int i = 0; i < 100; ++i) {
+    // Not reaped yet: a zombie, whose maps are empty. Waits for that state
+    // (60 s: a guard against a hang, not a timing assumption).
+    bool is_zombie = false;
+    for (int i = 0; i < 6000 && !is_zombie; ++i) {
       std::string stat_text =
           runner::base::read_file("/proc/" + std::to_string(pid) + "/stat")
               .value_or("");
-      if (stat_text.find(") Z ") != std::string::npos) break;
-      ::usleep(10000);
+      is_zombie = stat_text.find(") Z ") != std::string::npos;
+      if (!is_zombie) ::usleep(10000);
     }
+    REQUIRE(is_zombie);
     auto zombie = snapshot_proc_maps(pid);
     REQUIRE_FALSE(zombie);
     CHECK(zombie.error().code() == ESRCH);
