@@ -5,7 +5,6 @@
 //  window 2 ("exec_child"): tells the child to go; it spins in child_hot()
 //    and announces itself (CurrentBenchmark with its own pid) before exiting.
 //   mp_bench <path of child_prog> [spin_ms]
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,26 +69,26 @@ int main(int argc, char** argv) {
   }
 
   // ---- exec while sampling is disabled ----
-  int go[2], exec_done[2];
-  if (pipe(go) != 0 || pipe2(exec_done, O_CLOEXEC) != 0) return 1;
+  int go[2], ready[2];
+  if (pipe(go) != 0 || pipe(ready) != 0) return 1;
   pid_t child = fork();
   if (child == 0) {
     dup2(go[0], STDIN_FILENO);
     close(go[0]);
     close(go[1]);
-    close(exec_done[0]);
+    close(ready[0]);
+    setenv("E2E_READY_FD", std::to_string(ready[1]).c_str(), 1);
     std::string ms = std::to_string(spin_ms);
     execl(argv[1], argv[1], ms.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(go[0]);
-  // The exec closes the child's end of exec_done (O_CLOEXEC): EOF here
-  // means the child has exec'd, outside any window.
-  close(exec_done[1]);
+  // child_prog writes a byte once in main: exec'd and loaded (its mappings
+  // made) outside any window. EOF if it died before.
+  close(ready[1]);
   char byte;
-  while (read(exec_done[0], &byte, 1) > 0) {
-  }
-  close(exec_done[0]);
+  if (read(ready[0], &byte, 1) != 1) return 1;
+  close(ready[0]);
 
   // ---- window 2: the exec'd program ----
   hooks.start_benchmark();
