@@ -402,6 +402,10 @@ int run_session(const RunOptions& options) {
                  child.error().what().c_str());
     return 127;
   }
+  // Catches SIGINT/SIGTERM/SIGHUP from here on (queued until the watcher
+  // starts): one arriving as the benchmark starts is forwarded to it instead
+  // of killing the runner, which would leave its FIFOs and lock behind.
+  ChildWatcher watcher(io, *child);
   const std::string pipedata = folder + "/perf.pipedata";
   auto created =
       profiler::Sampler::create(child->pid(), options.sampler, pipedata);
@@ -431,7 +435,6 @@ int run_session(const RunOptions& options) {
     return 127;
   }
 
-  ChildWatcher watcher(io, *child);
   watcher.start();
   io.run();
   auto status = child->wait();

@@ -61,7 +61,7 @@ std::vector<Sym> read_symbols_map(const std::string& file) {
 
 TEST_SUITE("e2e") {
   TEST_CASE("example: artifacts per unique ELF, load bias matches perf") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::string folder = dir.file("profile");
     auto r = run_process(runner_run(folder, dir.path(), {},
@@ -135,7 +135,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE(
       "20 processes of one binary: one artifact pair, 20 per-pid entries") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::string folder = dir.file("profile");
     auto r = run_process(
@@ -163,7 +163,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE(
       "--no-tracking-event: an exec'd process gets its mappings from /proc") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::string folder = dir.file("profile");
     auto r = run_process(
@@ -192,7 +192,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("two runs of the same benchmark give identical keys") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     nlohmann::json first;
     for (int run = 0; run < 2; ++run) {

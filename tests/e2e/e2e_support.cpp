@@ -17,6 +17,8 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "tests/support/perf_events.hpp"
+#include "tests/support/skip.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace runner::testing {
 
@@ -24,10 +26,15 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env,
                           const std::string& cwd, int timeout_s) {
   ProcessResult result;
-  char out_tmpl[] = "/tmp/e2e-out.XXXXXX";
-  char err_tmpl[] = "/tmp/e2e-err.XXXXXX";
-  int out_fd = ::mkstemp(out_tmpl);
-  int err_fd = ::mkstemp(err_tmpl);
+  TempDir scratch;
+  const std::string out_path = scratch.file("out");
+  const std::string err_path = scratch.file("err");
+  int out_fd =
+      ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  int err_fd =
+      ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  REQUIRE(out_fd >= 0);
+  REQUIRE(err_fd >= 0);
   base::SpawnOptions opts;
   opts.argv = argv;
   std::vector<std::string> env;
@@ -64,10 +71,8 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   }
   ::close(out_fd);
   ::close(err_fd);
-  result.out = base::read_file(out_tmpl).value_or("");
-  result.err += base::read_file(err_tmpl).value_or("");
-  ::unlink(out_tmpl);
-  ::unlink(err_tmpl);
+  result.out = base::read_file(out_path).value_or("");
+  result.err += base::read_file(err_path).value_or("");
   return result;
 }
 
@@ -113,15 +118,6 @@ std::vector<std::string> list_dir(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     names.push_back(e.path().filename().string());
   return names;
-}
-
-void skip_unless_perf_events() {
-  const int err = perf_events_refused();
-  if (err != 0) {
-    std::printf("SKIP: perf_event_open refused here (%s); see runner doctor\n",
-                std::strerror(err));
-    std::exit(77);
-  }
 }
 
 }  // namespace runner::testing

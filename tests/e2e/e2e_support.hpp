@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/perf_events.hpp"
+
 namespace runner::testing {
 
 struct ProcessResult {
@@ -38,10 +40,6 @@ nlohmann::json read_json_file(const std::string& path);
 nlohmann::json read_msgpack_file(const std::string& path);
 bool file_exists(const std::string& path);
 std::vector<std::string> list_dir(const std::string& dir);
-
-// Exits the test binary with 77 (meson: skipped) when perf_event_open is
-// refused (EACCES/EPERM/ENOSYS), printing why.
-void skip_unless_perf_events();
 
 }  // namespace runner::testing
 

@@ -26,7 +26,7 @@ std::vector<std::string> env_with_harness() {
 TEST_SUITE("e2e") {
   TEST_CASE(
       "runner exec sleep: table, 5 rounds, markers, artifacts of the child") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "5"},
@@ -70,7 +70,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("runner exec on a CPU-bound program shows its hot function") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "3"},
@@ -118,7 +118,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("runner exec: a command that crashes mid-run") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_exec(dir, {"--warmup-time", "0", "--max-rounds", "3"},
@@ -130,7 +130,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("runner exec with runner.yml benchmarks") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     TempDir cwd;
     REQUIRE(runner::base::write_file_atomic(

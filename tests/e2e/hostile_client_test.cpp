@@ -25,13 +25,6 @@ using runner::testing::TempDir;
 
 namespace {
 
-#define SKIP_UNLESS_PERF_EVENTS()                                         \
-  do {                                                                    \
-    if (int err = runner::testing::perf_events_refused(); err != 0)       \
-      RUNNER_SKIP_CASE(std::string("perf_event_open is refused here: ") + \
-                       std::strerror(err));                               \
-  } while (0)
-
 // `runner run` of `fifo_clients ACTS [-- PROGRAM...]`.
 ProcessResult run_clients(const TempDir& dir, const std::string& acts,
                           const std::vector<std::string>& program = {},
@@ -73,7 +66,7 @@ void check_example_announced(const TempDir& dir, const ProcessResult& r) {
 
 TEST_SUITE("e2e") {
   TEST_CASE("ff ff ff ff on the ctl FIFO costs the next benchmark nothing") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "ff", example());
     INFO(r.out, r.err);
@@ -86,7 +79,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("frames cut short by dead writers do not swallow the next one") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "cut-header,cut-payload", example());
     INFO(r.out, r.err);
@@ -104,7 +97,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a dead client's unread Ack does not desync the next benchmark") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "no-read", example());
     INFO(r.out, r.err);
@@ -113,7 +106,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("8 processes x 200 commands: every reply matched") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "stress:8:200", {}, {"--allow-empty"});
     INFO(r.out, r.err);
@@ -134,7 +127,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("8 concurrent bench_example under one runner: 24 announced") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "parallel:8", example());
     INFO(r.out, r.err);
@@ -148,7 +141,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("benchmarks that never reached the runner fail the run") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "results-only");
     INFO(r.out, r.err);
@@ -169,7 +162,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("60 000 announced pids: warnings capped, every pid recorded") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "pids:60000", {}, {"--allow-empty"});
     INFO(r.out, r.err.substr(0, 4000));
@@ -181,7 +174,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("perf.metadata carries every FIFO server counter") {
-    SKIP_UNLESS_PERF_EVENTS();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_clients(dir, "ff", example());
     INFO(r.out, r.err);

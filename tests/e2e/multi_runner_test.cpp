@@ -347,8 +347,7 @@ struct Unplant {
 
 TEST_SUITE("e2e") {
   TEST_CASE("two runners at once on the fixed FIFO paths") {
-    if (runner::testing::perf_events_refused() != 0)
-      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     if (!namespaces_allowed())
       RUNNER_SKIP_CASE(
           "no mount namespace here (not root, no user namespaces): "
@@ -386,8 +385,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("a lock file squatted by another user names its owner") {
     if (::geteuid() != 0)
       RUNNER_SKIP_CASE("needs root to plant a file owned by nobody");
-    if (runner::testing::perf_events_refused() != 0)
-      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
     TempDir dir;
     plant_as_nobody(kLock, "");
@@ -426,8 +424,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("a symlink planted at the lock path by another user") {
     if (::geteuid() != 0)
       RUNNER_SKIP_CASE("needs root to plant a symlink owned by nobody");
-    if (runner::testing::perf_events_refused() != 0)
-      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
     TempDir dir;
     // The symlink points at a root-only file that must stay untouched.
@@ -466,8 +463,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("symlinks planted at the fixed FIFO paths are not bind targets") {
     if (::geteuid() != 0)
       RUNNER_SKIP_CASE("needs root to plant symlinks owned by nobody");
-    if (runner::testing::perf_events_refused() != 0)
-      RUNNER_SKIP_CASE("perf_event_open is refused here");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
     TempDir dir;
     const std::string victim = dir.file("victim");

@@ -11,6 +11,9 @@
 
 #include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/perf_events.hpp"
+#include "tests/support/shared_dir.hpp"
+#include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace runner::testing;
@@ -49,13 +52,18 @@ bool no_warnings(const std::string& err) {
 TEST_SUITE("e2e") {
   TEST_CASE(
       "dwarf samples of the example: perf reads them, hot function leads") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(runner_run(
         dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "3", "--only", "fib"}));
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    CHECK(r.err.find("cpu-clock") != std::string::npos);  // event used is said
+    // The event used (cycles with a PMU, else cpu-clock) is recorded in
+    // perf.metadata and said on stderr.
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    const std::string event = meta["runner"]["event"].get<std::string>();
+    CHECK((event == "cycles" || event == "cpu-clock"));
+    CHECK(r.err.find(event) != std::string::npos);
     const std::string pipedata = dir.file("profile/perf.pipedata");
     auto script = perf_script(pipedata);
     CHECK_MESSAGE(no_warnings(script.err), script.err);
@@ -78,9 +86,12 @@ TEST_SUITE("e2e") {
     CHECK(report.exit_code == 0);
     CHECK_MESSAGE(no_warnings(report.err), report.err);
     CHECK(report.out.find("fib") != std::string::npos);
+    // perf reads the same event from the file's attributes.
+    auto events = run_process(
+        {"perf", "script", "-f", "-i", pipedata, "-F", "event", "--ns"});
+    CHECK(events.exit_code == 0);
+    CHECK(events.out.find(event) != std::string::npos);
     // Counters land in perf.metadata.
-    auto meta = read_json_file(dir.file("profile/perf.metadata"));
-    CHECK(meta["runner"]["event"] == "cpu-clock");
     CHECK(meta["runner"]["samples"].get<uint64_t>() == samples.size());
     CHECK(meta["runner"]["lost_samples"] == 0);
     // HEADER_BUILD_ID records at the end: perf knows the example's build-id,
@@ -99,7 +110,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("no sample lies outside the SampleStart/SampleEnd windows") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(runner_run(
         dir, {}, {binary("MP_BENCH_BIN"), binary("CHILD_PROG_BIN"), "200"}));
@@ -146,7 +157,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("frame-pointer mode") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_run(dir, {"--call-graph", "fp"},
@@ -169,7 +180,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("a benchmark that exits while sampling is enabled") {
-    skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_run(dir, {"--allow-empty"}, {binary("EXIT_IN_WINDOW_BIN")}));
@@ -185,17 +196,25 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("unprivileged run as nobody") {
-    skip_unless_perf_events();
-    if (::getuid() != 0) {
-      MESSAGE("not root: cannot switch to nobody; skipping this case");
-      return;
-    }
-    TempDir dir;
-    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
-    std::vector<std::string> argv = {"setpriv", "--reuid=nobody",
-                                     "--regid=nogroup", "--clear-groups"};
-    auto inner = runner_run(
-        dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"});
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    if (::getuid() != 0) RUNNER_SKIP_CASE("needs root to switch to nobody");
+    // nobody cannot reach the build directory (nor $TMPDIR) when they sit
+    // under a private parent: the runner and the benchmark are copied to a
+    // directory it can reach, and it writes in a directory of its own.
+    SharedDir shared;
+    if (shared.path().empty()) RUNNER_SKIP_CASE(shared.why());
+    const std::string runner = shared.add_executable(binary("RUNNER_BIN"));
+    const std::string example = shared.add_executable(binary("EXAMPLE_BIN"));
+    REQUIRE_FALSE(runner.empty());
+    REQUIRE_FALSE(example.empty());
+    const std::string out = shared.add_directory_owned_by("out", 65534, 65534);
+    REQUIRE_FALSE(out.empty());
+    std::vector<std::string> argv = {"setpriv",       "--reuid=65534",
+                                     "--regid=65534", "--clear-groups",
+                                     "env",           "TMPDIR=" + out};
+    auto inner = runner_argv("run", out + "/profile", out, {},
+                             {example, "--rounds", "2", "--only", "fib"});
+    inner[0] = runner;
     argv.insert(argv.end(), inner.begin(), inner.end());
     auto r = run_process(argv);
     INFO(r.err);
@@ -205,7 +224,7 @@ TEST_SUITE("e2e") {
       paranoid = std::atoi(text->c_str());
     if (paranoid <= 2) {
       REQUIRE(r.exit_code == 0);
-      auto script = perf_script(dir.file("profile/perf.pipedata"));
+      auto script = perf_script(out + "/profile/perf.pipedata");
       CHECK(parse_perf_script(script.out).size() >= 10);
     } else {
       CHECK(r.exit_code != 0);
@@ -216,20 +235,23 @@ TEST_SUITE("e2e") {
   TEST_CASE(
       "refused sampling without --allow-no-profile does not start the "
       "benchmark") {
-    skip_unless_perf_events();
     TempDir dir;
-    // An impossible event makes perf_event_open fail for sure.
-    auto r = run_process(
-        runner_run(dir, {"--event", "cycles"}, {"touch", dir.file("ran")}));
-    if (r.exit_code == 0) {
-      MESSAGE("this machine has a PMU: cycles works, nothing to check");
-      return;
-    }
+    // The runner under a seccomp filter that refuses perf_event_open with
+    // EACCES (as a container's default profile does): refused on every
+    // machine, with or without a PMU, whatever the privileges.
+    auto refused = [&](std::vector<std::string> extra) {
+      auto argv = runner_run(dir, std::move(extra), {"touch", dir.file("ran")});
+      argv.insert(argv.begin(), binary("NO_PERF_EVENTS_BIN"));
+      return run_process(argv);
+    };
+    auto r = refused({});
+    INFO(r.err);
+    CHECK(r.exit_code != 0);
+    CHECK(r.err.find("cannot start sampling") != std::string::npos);
     CHECK(r.err.find("--allow-no-profile") != std::string::npos);
     CHECK_FALSE(file_exists(dir.file("ran")));
-    auto allowed = run_process(runner_run(
-        dir, {"--event", "cycles", "--allow-no-profile", "--allow-empty"},
-        {"touch", dir.file("ran")}));
+    auto allowed = refused({"--allow-no-profile", "--allow-empty"});
+    INFO(allowed.err);
     CHECK(allowed.exit_code == 0);
     CHECK(file_exists(dir.file("ran")));
   }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -44,10 +45,29 @@ runner::base::ChildProcess start_runner_holding_lock(
   opts.stderr_fd = devnull.get();
   auto child = runner::base::ChildProcess::spawn(opts);
   REQUIRE(child);
-  for (int i = 0; i < 500 && !file_exists(dir.file("runner.fifo.lock")); ++i)
+  // A generous guard against a runner that never gets there (a slow
+  // machine only makes the wait longer, never the test fail).
+  for (int i = 0; i < 6000 && !file_exists(dir.file("runner.fifo.lock")); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(file_exists(dir.file("runner.fifo.lock")));
   return std::move(*child);
+}
+
+// Whether a child of `parent` (any of its threads) runs a program named
+// `comm`.
+bool has_child_named(int parent, const std::string& comm) {
+  std::error_code ec;
+  const std::string task_dir = "/proc/" + std::to_string(parent) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(task_dir, ec)) {
+    std::ifstream children(task.path() / "children");
+    int child = 0;
+    while (children >> child) {
+      std::ifstream name("/proc/" + std::to_string(child) + "/comm");
+      std::string line;
+      if (std::getline(name, line) && line == comm) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -85,7 +105,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("the example benchmark: timestamps, metadata and results") {
-    runner::testing::skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(
         runner_run(dir, {}, {binary("EXAMPLE_BIN"), "--rounds", "2"}));
@@ -179,7 +199,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("garbage frames get no reply and the stream stays usable") {
-    runner::testing::skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     auto r = run_process(runner_run(dir, {}, {binary("GARBAGE_CLIENT_BIN")}));
     INFO(r.out, r.err);
@@ -194,7 +214,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("stale FIFOs, a stale lock and a planted symlink are handled") {
-    runner::testing::skip_unless_perf_events();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     // A crashed runner left a FIFO, a regular file and a lock of a dead pid.
     REQUIRE(::mkfifo(dir.file("runner.ack.fifo").c_str(), 0600) == 0);
@@ -218,8 +238,13 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a second runner on the same FIFOs refuses clearly") {
     TempDir dir;
+    // The first runner's benchmark lasts until the second one was refused.
+    const std::string done = dir.file("second-refused");
     auto a = start_runner_holding_lock(
-        dir, runner_run(dir, {"--allow-empty"}, {"sleep", "3"}));
+        dir,
+        runner_run(dir, {"--allow-empty"},
+                   {"sh", "-c", "while [ ! -e \"$1\" ]; do sleep 0.05; done",
+                    "sh", done}));
     TempDir other;
     std::vector<std::string> argv = {
         binary("RUNNER_BIN"), "run",        "--profile-folder",
@@ -228,6 +253,7 @@ TEST_SUITE("e2e") {
     auto b = run_process(argv);
     CHECK(b.exit_code != 0);
     CHECK(b.err.find("another runner") != std::string::npos);
+    REQUIRE(runner::base::write_file_atomic(done, std::string_view("")));
     auto status = a.wait();
     REQUIRE(status);
     CHECK(status->code == 0);
@@ -237,7 +263,11 @@ TEST_SUITE("e2e") {
     TempDir dir;
     auto runner = start_runner_holding_lock(
         dir, runner_run(dir, {"--allow-empty"}, {"sleep", "30"}));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // The signal is sent once the benchmark runs (exec'd `sleep`), not
+    // after a guessed delay.
+    for (int i = 0; i < 6000 && !has_child_named(runner.pid(), "sleep"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(has_child_named(runner.pid(), "sleep"));
     REQUIRE(runner.send_signal(SIGTERM));
     auto status = runner.wait();
     REQUIRE(status);

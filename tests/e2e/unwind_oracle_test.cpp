@@ -534,9 +534,7 @@ Tally check_folder(const std::string& folder, ElfLocator& locator) {
 
 TEST_SUITE("e2e") {
   TEST_CASE("unwind oracle: an -O2 program profiled by the runner") {
-    if (int err = perf_events_refused())
-      RUNNER_SKIP_CASE(std::string("perf_event_open refused here (") +
-                       std::strerror(err) + ")");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::string folder = dir.file("profile");
     auto r =
@@ -584,9 +582,7 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE("unwind oracle: the example benchmark profiled by the runner") {
-    if (int err = perf_events_refused())
-      RUNNER_SKIP_CASE(std::string("perf_event_open refused here (") +
-                       std::strerror(err) + ")");
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::string folder = dir.file("profile");
     auto r = run_process(runner_argv("run", folder, dir.path(), {},

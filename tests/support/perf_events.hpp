@@ -1,6 +1,7 @@
 // Whether this machine lets tests open perf events (what `perf record` and
-// the runner need): one software event on this process. Shared by the unit
-// and end-to-end tests that skip (exit 77) when it is refused.
+// the runner need): one software event on this process. A case that needs
+// them starts with RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS(): when the syscall
+// is refused, that case alone is skipped with the reason.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -8,6 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "tests/support/skip.hpp"
 
 namespace runner::testing {
 
@@ -29,4 +34,20 @@ inline int perf_events_refused() {
   return err == EACCES || err == EPERM || err == ENOSYS ? err : 0;
 }
 
+// Empty when perf events can be opened here, else why not.
+inline std::string perf_events_refusal() {
+  const int err = perf_events_refused();
+  if (err == 0) return {};
+  return std::string("perf_event_open refused here (") + std::strerror(err) +
+         "); see runner doctor";
+}
+
 }  // namespace runner::testing
+
+// Skips the running test case (only it) when perf_event_open is refused.
+#define RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS()                                  \
+  do {                                                                         \
+    if (const std::string refusal_ = ::runner::testing::perf_events_refusal(); \
+        !refusal_.empty())                                                     \
+      RUNNER_SKIP_CASE(refusal_);                                              \
+  } while (0)

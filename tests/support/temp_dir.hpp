@@ -1,9 +1,13 @@
-// TempDir: a fresh directory under $TMPDIR (or /tmp), removed with its
-// content when the test ends.
+// TempDir: a fresh directory under $TMPDIR (or /tmp when it is unset or
+// empty), removed with its content when the test ends. Throws (failing the
+// test case with the reason) when the directory cannot be made.
 #pragma once
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace runner::testing {
@@ -12,10 +16,12 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string tmpl =
-        std::string(base != nullptr ? base : "/tmp") + "/runner-test.XXXXXX";
-    char* made = ::mkdtemp(tmpl.data());
-    path_ = made != nullptr ? made : "";
+    std::string tmpl = std::string(base != nullptr && *base ? base : "/tmp") +
+                       "/runner-test.XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      throw std::runtime_error("cannot create a test directory " + tmpl + ": " +
+                               std::strerror(errno));
+    path_ = tmpl;
   }
   ~TempDir() {
     std::error_code ec;

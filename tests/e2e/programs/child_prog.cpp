@@ -1,4 +1,5 @@
-// Exec'd by mp_bench between two benchmark windows: waits for a byte on
+// Exec'd by mp_bench between two benchmark windows: says it is loaded (a
+// byte on the fd named by E2E_READY_FD, when set), waits for a byte on
 // stdin, spins in child_hot(), then announces its own pid so the runner
 // snapshots its /proc/<pid>/maps while it is alive.
 #include <time.h>
@@ -22,6 +23,11 @@ __attribute__((noinline)) void child_hot(int ms) {
 
 int main(int argc, char** argv) {
   int ms = argc > 1 ? std::atoi(argv[1]) : 300;
+  if (const char* fd_text = std::getenv("E2E_READY_FD")) {
+    const int fd = std::atoi(fd_text);
+    if (write(fd, "r", 1) != 1) return 4;
+    close(fd);
+  }
   char go;
   if (read(STDIN_FILENO, &go, 1) != 1) return 3;
   child_hot(ms);

@@ -69,19 +69,26 @@ int main(int argc, char** argv) {
   }
 
   // ---- exec while sampling is disabled ----
-  int go[2];
-  if (pipe(go) != 0) return 1;
+  int go[2], ready[2];
+  if (pipe(go) != 0 || pipe(ready) != 0) return 1;
   pid_t child = fork();
   if (child == 0) {
     dup2(go[0], STDIN_FILENO);
     close(go[0]);
     close(go[1]);
+    close(ready[0]);
+    setenv("E2E_READY_FD", std::to_string(ready[1]).c_str(), 1);
     std::string ms = std::to_string(spin_ms);
     execl(argv[1], argv[1], ms.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(go[0]);
-  usleep(200000);  // the child has exec'd by now, outside any window
+  // child_prog writes a byte once in main: exec'd and loaded (its mappings
+  // made) outside any window. EOF if it died before.
+  close(ready[1]);
+  char byte;
+  if (read(ready[0], &byte, 1) != 1) return 1;
+  close(ready[0]);
 
   // ---- window 2: the exec'd program ----
   hooks.start_benchmark();

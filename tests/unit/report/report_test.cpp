@@ -11,6 +11,7 @@
 #include "report/profile_folder.hpp"
 #include "report/stack.hpp"
 #include "symbols/symbols.hpp"
+#include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace runner::report;
@@ -35,7 +36,8 @@ std::string readelf_frames(const std::string& path) {
 
 TEST_SUITE("report") {
   TEST_CASE("eh_frame FDE lookup covers what readelf lists (libc)") {
-    const std::string libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+    const std::string libc = runner::testing::loaded_libc_path();
+    REQUIRE_FALSE(libc.empty());
     auto data = runner::symbols::read_unwind_data(libc, libc);
     REQUIRE(data);
     std::optional<std::vector<uint8_t>> hdr = data->eh_frame_hdr;

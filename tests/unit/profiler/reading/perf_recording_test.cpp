@@ -1,8 +1,8 @@
 // The reader and the tracker on real recordings made by perf 6.1 with the
 // reference invocation (perf record -o - -k CLOCK_MONOTONIC --call-graph
 // dwarf,8192 -F 997), cross-checked with `perf script`. Every test case is
-// named "perf: ..." and runs in its own invocation of the binary, which
-// exits 77 when perf_event_open is refused.
+// named "perf: ..." and runs in its own invocation of the binary; each one
+// is skipped (alone, with the reason) when perf_event_open is refused.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,6 +21,7 @@
 
 #include "profiler/mapping_tracker.hpp"
 #include "profiler/sampler.hpp"
+#include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/unit/profiler/reading/reading_test_util.hpp"
 
@@ -98,7 +99,7 @@ ReadAll record_hot_loop(const std::string& file) {
 
 TEST_SUITE("profiler") {
   TEST_CASE("perf: a perf 6.1 pipe recording decodes like perf script") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("hot.pipedata");
     uint64_t before = monotonic_ns();
@@ -156,7 +157,9 @@ TEST_SUITE("profiler") {
 
     CHECK(has_exec_mmap(all, static_cast<uint32_t>(pid),
                         real_path(helper("hot_loop"))));
-    CHECK(has_exec_mmap(all, static_cast<uint32_t>(pid), "/libc.so.6"));
+    const std::string libc = runner::testing::loaded_libc_path();
+    REQUIRE_FALSE(libc.empty());
+    CHECK(has_exec_mmap(all, static_cast<uint32_t>(pid), libc));
     size_t features = 0;
     for (const Record& r : all.records)
       if (r.kind == RecordKind::kFeature) ++features;
@@ -165,7 +168,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: next_into with a reused Record reads what next() reads") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     const std::string file = dir.file("reuse.pipedata");
     ReadAll all = record_hot_loop(file);
@@ -207,7 +210,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: a FIFO is read like the file (no mapping, read() path)") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     const std::string file = dir.file("fifo-src.pipedata");
     ReadAll from_file = record_hot_loop(file);
@@ -239,7 +242,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: a real recording cut anywhere never breaks the reader") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("full.pipedata");
     perf_record(file, {helper("hot_loop"), "100"});
@@ -286,7 +289,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: a perf.data file (not pipe mode) is rejected clearly") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("x.data");
     auto status = run_to_file(
@@ -300,7 +303,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: forked children are decoded and tracked") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("fork.pipedata");
     perf_record(file, {helper("fork_children"), "3", "150"});
@@ -349,7 +352,7 @@ TEST_SUITE("profiler") {
   TEST_CASE(
       "perf: fork + exec: the exec'd program's mappings are "
       "attributed to the child") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("exec.pipedata");
     perf_record(file, {helper("fork_exec"), helper("hot_loop"), "150"});
@@ -381,10 +384,11 @@ TEST_SUITE("profiler") {
       CHECK(m->source == TrackedMapping::Source::kMmap2);
       CHECK(m->inode != 0);
       CHECK(m->open_path == child_exe);
+      const std::string libc = runner::testing::loaded_libc_path();
+      REQUIRE_FALSE(libc.empty());
       bool child_libc = false;
       for (const TrackedMapping& x : maps)
-        if (x.pid == child && x.path.find("/libc.so.6") != std::string::npos)
-          child_libc = true;
+        if (x.pid == child && x.path == libc) child_libc = true;
       CHECK(child_libc);
       CHECK(t.stats().comm_exec >= 2);  // perf-exec -> fork_exec, then child
       CHECK(t.stats().skipped.at("not_executable") > 0);
@@ -404,7 +408,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: fork + exec of /bin/true") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("true.pipedata");
     perf_record(file, {helper("fork_exec"), "/bin/true"});
@@ -419,7 +423,7 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("perf: our Sampler's pipedata reads like perf's") {
-    require_perf_or_skip();
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("ours.pipedata");
     runner::base::SpawnOptions spawn;

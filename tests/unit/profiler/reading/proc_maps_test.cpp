@@ -16,6 +16,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
+#include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/unit/profiler/reading/reading_test_util.hpp"
 
@@ -33,8 +34,10 @@ const ProcMapping* find_path(const std::vector<ProcMapping>& maps,
 }
 
 bool has_libc(const std::vector<ProcMapping>& maps) {
+  const std::string libc = runner::testing::loaded_libc_path();
+  REQUIRE_FALSE(libc.empty());
   for (const ProcMapping& m : maps)
-    if (m.path.find("/libc.so.6") != std::string::npos) return true;
+    if (m.path == libc) return true;
   return false;
 }
 
@@ -140,14 +143,17 @@ TEST_SUITE("profiler") {
     auto child = ChildProcess::spawn(opts);
     REQUIRE(child);
     int32_t pid = child->pid();
-    // Not reaped yet: a zombie, whose maps are empty.
-    for (int i = 0; i < 100; ++i) {
+    // Not reaped yet: a zombie, whose maps are empty. Waits for that state
+    // (60 s: a guard against a hang, not a timing assumption).
+    bool is_zombie = false;
+    for (int i = 0; i < 6000 && !is_zombie; ++i) {
       std::string stat_text =
           runner::base::read_file("/proc/" + std::to_string(pid) + "/stat")
               .value_or("");
-      if (stat_text.find(") Z ") != std::string::npos) break;
-      ::usleep(10000);
+      is_zombie = stat_text.find(") Z ") != std::string::npos;
+      if (!is_zombie) ::usleep(10000);
     }
+    REQUIRE(is_zombie);
     auto zombie = snapshot_proc_maps(pid);
     REQUIRE_FALSE(zombie);
     CHECK(zombie.error().code() == ESRCH);

@@ -136,27 +136,6 @@ inline ReadAll read_all(const std::string& path,
   return out;
 }
 
-// perf_event_open of a software event on this process: the permission
-// perf record needs. Fills `why` when refused.
-inline bool perf_event_allowed(std::string* why) {
-  const int err = runner::testing::perf_events_refused();
-  if (err == 0) return true;
-  *why = std::string("perf_event_open refused: ") + std::strerror(err);
-  return false;
-}
-
-// Exits 77 (skipped) when perf_event_open is refused; the perf tests run
-// in their own invocation of the binary (see meson.build) so nothing else
-// is skipped with them.
-inline void require_perf_or_skip() {
-  std::string why;
-  if (!perf_event_allowed(&why)) {
-    std::fprintf(stderr, "SKIP: %s\n", why.c_str());
-    std::fflush(stderr);
-    std::_Exit(77);
-  }
-}
-
 // Runs argv with stdout into `out_path` and stderr into `err_path`.
 inline base::Result<base::ExitStatus> run_to_file(
     const std::vector<std::string>& argv, const std::string& out_path,
