@@ -271,7 +271,7 @@ int run_session(const RunOptions& options) {
     if (!child) {
       std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                    child.error().what().c_str());
-      return 127;
+      return base::spawn_error_exit_code(child.error());
     }
     boost::asio::io_context io;
     ChildWatcher watcher(io, *child);
@@ -333,7 +333,7 @@ int run_session(const RunOptions& options) {
   if (!child) {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                  child.error().what().c_str());
-    return 127;
+    return base::spawn_error_exit_code(child.error());
   }
   const std::string pipedata = folder + "/perf.pipedata";
   auto created =
@@ -361,7 +361,7 @@ int run_session(const RunOptions& options) {
                  st.error().what().c_str());
     if (sampler) (void)sampler->finish();
     ::unlink(pipedata.c_str());
-    return 127;
+    return base::spawn_error_exit_code(st.error());
   }
 
   ChildWatcher watcher(io, *child);
