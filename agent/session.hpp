@@ -3,10 +3,12 @@
 // results validation and the optional report.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "agent/args.hpp"
+#include "agent/child_watcher.hpp"
 #include "base/result.hpp"
 #include "profiler/sampler.hpp"
 
@@ -22,6 +24,9 @@ struct RunOptions {
   profiler::SamplerOptions sampler;
   std::string fifo_dir;  // empty: /tmp
   int stdin_fd = -1;     // the benchmark's stdin (-1: inherited)
+  // After forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the benchmark this long
+  // later if it still runs.
+  std::chrono::milliseconds kill_after = kDefaultKillAfter;
 };
 
 // Reads the options shared by `run` and `exec` (profile-folder, freq,

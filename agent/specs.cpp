@@ -29,6 +29,10 @@ std::vector<OptionSpec> profile_options() {
       {"allow-empty", 0, false, "",
        "Do not fail when the benchmark produced no results"},
       {"report", 0, false, "", "Run 'runner report' on the folder at the end"},
+      {"kill-after", 0, true, "SECONDS",
+       "When the runner is interrupted it forwards the signal to the "
+       "benchmark, then sends SIGKILL if it still runs SECONDS later "
+       "(default 5)"},
       {"fifo-dir", 0, true, "DIR",
        "Create the FIFOs and lock in DIR instead of /tmp (integrations "
        "find them through RUNNER_CTL_FIFO/RUNNER_ACK_FIFO)",

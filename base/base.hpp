@@ -5,6 +5,7 @@
 //  - RUNNER_LOG(category, level): leveled logging, configured by RUNNER_LOG.
 //  - ChildProcess: spawn (optionally suspended), signal, wait; owns the pid
 //    until it is reaped.
+//  - process tree: subreaper, reaping and killing what a benchmark left.
 //  - fs helpers: write a file atomically (temp name + rename).
 #pragma once
 
@@ -12,5 +13,6 @@
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/mapped_region.hpp"
+#include "base/process_tree.hpp"
 #include "base/result.hpp"
 #include "base/unique_fd.hpp"
