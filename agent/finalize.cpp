@@ -171,6 +171,9 @@ base::Status finalize_profile(FinalizeInput input) {
                                        : profiler::PidFilterMode::kTracked,
                                    run.bench_pids);
   const std::string pipedata = folder + "/perf.pipedata";
+  // Processes without samples need no mappings: memory follows the live
+  // processes, not every process the benchmark forked.
+  tracker.set_forget_unsampled(true);
   std::optional<std::string> vdso = dump_own_vdso();
   if (vdso) tracker.set_vdso_image(*vdso);
   if (input.profiled) {
@@ -335,6 +338,7 @@ base::Status finalize_profile(FinalizeInput input) {
     skipped[reason] = count;
   runner["skipped_mappings"] = std::move(skipped);
   runner["backfilled_mappings"] = tracker.stats().backfilled;
+  runner["unsampled_pids_forgotten"] = tracker.stats().unsampled_forgotten;
   Json errors = Json::object();
   for (const auto& [reason, count] : artifacts.errors) errors[reason] = count;
   runner["module_errors"] = std::move(errors);

@@ -2,7 +2,9 @@
 // signal escalation (a benchmark that ignores SIGTERM gets SIGKILL after the
 // grace period, and the exit status says the run was interrupted), cleanup
 // of a daemon the benchmark leaves behind, PR_SET_PDEATHSIG (a SIGKILLed
-// runner takes its benchmark with it) and spawn errors that name the cause.
+// runner takes its benchmark with it), spawn errors that name the cause,
+// and the runner's memory, which must not grow with the processes the
+// benchmark forks.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -22,6 +24,8 @@
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/perf_events.hpp"
+#include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using runner::testing::binary;
@@ -279,5 +283,37 @@ TEST_SUITE("e2e") {
     INFO(r.err);
     CHECK(r.exit_code == 126);
     CHECK(contains(r.err, dir.file("no-x") + ": no execute permission"));
+  }
+
+  TEST_CASE("runner exec memory does not grow with the processes forked") {
+    // The peak RSS the runner reports in perf.metadata, for a command that
+    // forks and execs 10 processes and one that does it 1500 times. Before
+    // the fix the second grew by ~12 KiB per process (+17 MiB here).
+    if (runner::testing::perf_events_refused() != 0)
+      RUNNER_SKIP_CASE("perf_event_open is refused: no profiled run");
+    // The ring buffers' pages count once the runner touched them, and a
+    // longer run touches more of them: they are allowed on top.
+    double rings_kib = 0;
+    auto peak_kib = [&rings_kib](int forks) -> double {
+      TempDir dir;
+      const std::string loop = "i=0; while [ $i -lt " + std::to_string(forks) +
+                               " ]; do sh -c :; i=$((i+1)); done";
+      auto r = run_process(
+          runner_argv("exec", dir.file("profile"), dir.path(),
+                      {"--warmup-time", "0", "--max-rounds", "1"},
+                      {"/bin/sh", "-c", loop}),
+          {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, "", 300);
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      auto meta = runner::testing::read_json_file(dir.file("profile") +
+                                                  "/perf.metadata");
+      rings_kib = meta["runner"]["ring_buffers_bytes"].get<double>() / 1024;
+      return meta["runner"]["max_rss_kib"].get<double>();
+    };
+    const double few = peak_kib(10);
+    const double many = peak_kib(1500);
+    INFO("peak RSS: ", few / 1024, " MiB at 10 forks, ", many / 1024,
+         " MiB at 1500 forks, ring buffers ", rings_kib / 1024, " MiB");
+    CHECK(many - few < 8 * 1024 + rings_kib);
   }
 }
