@@ -25,6 +25,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "base/log_limiter.hpp"
 #include "base/process_tree.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/probe.hpp"
@@ -35,6 +36,8 @@ namespace runner::agent {
 namespace {
 
 constexpr const char* kLog = "agent";
+// Errors of one kind logged per run when outside input can repeat them.
+constexpr uint64_t kMaxLoggedErrors = 10;
 
 std::string default_profile_folder() {
   time_t now = ::time(nullptr);
@@ -244,15 +247,20 @@ int run_session(const RunOptions& options) {
   std::unique_ptr<profiler::Sampler> sampler;
   std::vector<profiler::ProcSnapshot> snapshots;
   fifo::ServerHooks hooks;
-  hooks.on_start = [&sampler] {
+  // A client can send start/stop without bound: their errors are capped.
+  base::LogLimiter enable_errors(kMaxLoggedErrors);
+  base::LogLimiter disable_errors(kMaxLoggedErrors);
+  hooks.on_start = [&sampler, &enable_errors] {
     if (!sampler) return;
-    if (auto st = sampler->enable(); !st)
-      RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what();
+    if (auto st = sampler->enable(); !st && enable_errors.admit())
+      RUNNER_LOG(kLog, kError)
+          << "enabling sampling: " << st.error().what() << enable_errors.note();
   };
-  hooks.on_stop = [&sampler] {
+  hooks.on_stop = [&sampler, &disable_errors] {
     if (!sampler) return;
-    if (auto st = sampler->disable(); !st)
-      RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what();
+    if (auto st = sampler->disable(); !st && disable_errors.admit())
+      RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
+                               << disable_errors.note();
   };
   hooks.on_new_pid = [&snapshots](int32_t pid) {
     auto snapshot = profiler::snapshot_proc_maps(pid);
@@ -315,6 +323,14 @@ int run_session(const RunOptions& options) {
   (*server)->drain();
   io.restart();
   io.poll();  // writes the replies drain() queued
+  for (const auto& [what, limiter] :
+       {std::pair{"enabling", &enable_errors},
+        std::pair{"disabling", &disable_errors}}) {
+    if (limiter->suppressed() > 0)
+      RUNNER_LOG(kLog, kError)
+          << limiter->seen() << " errors " << what << " sampling in all ("
+          << limiter->suppressed() << " not logged)";
+  }
   fifo::RunData run = (*server)->take_data();
   (void)(*server)->close();
 
