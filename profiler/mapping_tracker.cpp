@@ -141,6 +141,7 @@ void MappingTracker::apply_fork(const TaskRecord& t) {
   threads_.erase(pid);
   leader_exited_.erase(pid);
   sampled_.erase(pid);
+  retired_.erase(pid);
   if (pid_passes(ppid)) tracked_.insert(pid);
   // A reused pid: what the dead process mapped is not this one's.
   if (exited_.erase(pid) != 0) by_pid_.erase(pid);
@@ -167,7 +168,7 @@ void MappingTracker::apply_exit(const TaskRecord& t) {
     if (it == threads_.end()) return;
     if (--it->second == 0) {
       threads_.erase(it);
-      if (leader_exited_.erase(pid) != 0) forget_if_unsampled(pid);
+      if (leader_exited_.erase(pid) != 0) retire(pid);
     }
     return;
   }
@@ -176,25 +177,37 @@ void MappingTracker::apply_exit(const TaskRecord& t) {
     leader_exited_.insert(pid);  // gone when its last thread exits
     return;
   }
-  forget_if_unsampled(pid);
+  retire(pid);
 }
 
-void MappingTracker::forget_if_unsampled(int32_t pid) {
-  if (!forget_unsampled_ || sampled_.count(pid) != 0 ||
+void MappingTracker::retire(int32_t pid) {
+  if (unsampled_limit_ == SIZE_MAX || sampled_.count(pid) != 0 ||
       announced_.count(pid) != 0)
     return;
-  // A process that is gone cannot fork any more: nothing of it is needed.
-  if (by_pid_.erase(pid) != 0 || tracked_.count(pid) != 0)
+  retired_[pid] = ++retire_count_;
+  retired_order_.emplace_back(pid, retire_count_);
+  while (retired_order_.size() > unsampled_limit_) {
+    auto [old, number] = retired_order_.front();
+    retired_order_.pop_front();
+    auto it = retired_.find(old);
+    if (it == retired_.end() || it->second != number) continue;  // stale
+    retired_.erase(it);
+    // A process that is gone cannot fork any more: nothing of it is needed.
+    by_pid_.erase(old);
+    tracked_.erase(old);
+    exited_.erase(old);
     ++stats_.unsampled_forgotten;
-  tracked_.erase(pid);
-  exited_.erase(pid);
+  }
 }
 
 void MappingTracker::apply(const Record& record) {
   switch (record.kind) {
-    case RecordKind::kSample:
-      sampled_.insert(static_cast<int32_t>(record.sample.pid));
+    case RecordKind::kSample: {
+      auto pid = static_cast<int32_t>(record.sample.pid);
+      sampled_.insert(pid);
+      retired_.erase(pid);
       break;
+    }
     case RecordKind::kMmap2:
       apply_mmap(record.mmap);
       break;

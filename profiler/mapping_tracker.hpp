@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -62,8 +63,8 @@ struct TrackingStats {
            backfilled = 0;
   uint64_t pinned = 0;         // mappings served through a pinned fd
   uint64_t replay_errors = 0;  // replay_file calls that hit a broken stream
-  // Processes forgotten at their exit because they had no sample and were
-  // not announced (set_forget_unsampled).
+  // Exited processes without a sample, not announced, forgotten beyond
+  // set_unsampled_exited_limit.
   uint64_t unsampled_forgotten = 0;
 };
 
@@ -84,11 +85,12 @@ class MappingTracker {
   // One record, in time order: side-band records change the mappings, a
   // sample marks its pid as sampled; other kinds are ignored.
   void apply(const Record& record);
-  // A process that exits without a sample and was not announced has nothing
-  // to symbolize: forget its mappings at its exit, so that memory follows
-  // the live processes, not every process the benchmark ever forked. Off by
-  // default (then mappings stay after an exit).
-  void set_forget_unsampled(bool forget) { forget_unsampled_ = forget; }
+  // A process that exited without a sample and was not announced has
+  // nothing to symbolize: keep the mappings of at most `limit` such
+  // processes (the most recent exits) and forget the older ones, so that
+  // memory follows the live processes, not every process the benchmark ever
+  // forked. Default: no limit (mappings always stay after an exit).
+  void set_unsampled_exited_limit(size_t limit) { unsampled_limit_ = limit; }
   // After replay: adds every snapshot mapping of a tracked pid whose path
   // has no mapping for that pid yet (perf's MMAP2 wins; within a snapshot
   // the first mapping of a path wins), and lets pinned files stand in for
@@ -127,7 +129,7 @@ class MappingTracker {
   void apply_mmap(const Mmap2Record& m);
   void apply_fork(const TaskRecord& t);
   void apply_exit(const TaskRecord& t);
-  void forget_if_unsampled(int32_t pid);
+  void retire(int32_t pid);
   FileState check_file(const std::string& path, uint64_t inode);
   static const char* reason_for(FileState state);
 
@@ -140,8 +142,14 @@ class MappingTracker {
   std::string vdso_image_;
   std::vector<PinnedFile> pinned_;
   TrackingStats stats_;
-  bool forget_unsampled_ = false;
+  size_t unsampled_limit_ = SIZE_MAX;
   std::set<int32_t> sampled_;
+  // Exited processes without a sample, oldest first: (pid, exit number);
+  // an entry is stale when retired_ holds another number for the pid (a
+  // sample or a new process of that pid came since).
+  std::deque<std::pair<int32_t, uint64_t>> retired_order_;
+  std::map<int32_t, uint64_t> retired_;
+  uint64_t retire_count_ = 0;
   // Live threads other than the leader, per process (FORK/EXIT of
   // threads), and processes whose leader exited before them: a process is
   // gone when both are done.

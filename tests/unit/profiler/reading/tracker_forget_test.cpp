@@ -1,8 +1,8 @@
-// MappingTracker::set_forget_unsampled: a process that exits without a
-// sample (and was not announced) is forgotten at its exit, so the tracker's
-// memory follows the live processes rather than every fork of a run; a
-// process with a sample, an announced one and one whose leader exits before
-// its threads keep their mappings.
+// MappingTracker::set_unsampled_exited_limit: beyond the limit, a process
+// that exited without a sample (and was not announced) is forgotten, the
+// oldest first, so the tracker's memory follows the live processes rather
+// than every fork of a run; a process with a sample, an announced one and
+// one whose leader exits before its threads keep their mappings.
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -78,7 +78,7 @@ TEST_SUITE("profiler") {
   TEST_CASE("tracker: 1000 unsampled forks that exit leave nothing behind") {
     Fixture f;
     MappingTracker t(PidFilterMode::kAll, {1});
-    t.set_forget_unsampled(true);
+    t.set_unsampled_exited_limit(0);
     t.apply(f.mmap2(1, 1));
     uint64_t time = 10;
     for (int32_t pid = 100; pid < 1100; ++pid) {
@@ -94,7 +94,7 @@ TEST_SUITE("profiler") {
   TEST_CASE("tracker: a sampled or announced process keeps its mappings") {
     Fixture f;
     MappingTracker t(PidFilterMode::kTracked, {1, 7});
-    t.set_forget_unsampled(true);
+    t.set_unsampled_exited_limit(0);
     t.apply(f.mmap2(1, 1));
     t.apply(task(false, 5, 1, 5, 2));
     t.apply(sample(5, 5, 3));
@@ -113,7 +113,7 @@ TEST_SUITE("profiler") {
   TEST_CASE("tracker: a process whose leader exits first lives on in threads") {
     Fixture f;
     MappingTracker t(PidFilterMode::kTracked, {1});
-    t.set_forget_unsampled(true);
+    t.set_unsampled_exited_limit(0);
     t.apply(f.mmap2(1, 1));
     t.apply(task(false, 5, 1, 5, 2));
     t.apply(task(false, 5, 5, 6, 3));  // thread 6 of process 5
@@ -132,7 +132,30 @@ TEST_SUITE("profiler") {
     CHECK_FALSE(has_pid(t, 8));
   }
 
-  TEST_CASE("tracker: without set_forget_unsampled an exit keeps mappings") {
+  TEST_CASE("tracker: the most recent unsampled exits are kept") {
+    Fixture f;
+    MappingTracker t(PidFilterMode::kAll, {1});
+    t.set_unsampled_exited_limit(2);
+    t.apply(f.mmap2(1, 1));
+    uint64_t time = 10;
+    for (int32_t pid = 100; pid < 105; ++pid) {
+      t.apply(task(false, pid, 1, pid, ++time));
+      t.apply(task(true, pid, 1, pid, ++time));
+    }
+    CHECK(t.stats().unsampled_forgotten == 3);
+    CHECK(t.tracked_pids() == std::set<int32_t>{1, 103, 104});
+    // A pid reused by a new process is not forgotten for the old one.
+    t.apply(task(false, 103, 1, 103, ++time));
+    t.apply(sample(103, 103, ++time));
+    for (int32_t pid = 200; pid < 203; ++pid) {
+      t.apply(task(false, pid, 1, pid, ++time));
+      t.apply(task(true, pid, 1, pid, ++time));
+    }
+    CHECK(has_pid(t, 103));
+    CHECK(t.tracked_pids() == std::set<int32_t>{1, 103, 201, 202});
+  }
+
+  TEST_CASE("tracker: without a limit an exit keeps mappings") {
     Fixture f;
     MappingTracker t(PidFilterMode::kAll, {1});
     t.apply(f.mmap2(1, 1));
