@@ -67,7 +67,9 @@ const CommandSpec& run_spec() {
         "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), "
         "samples the\nprocess tree inside StartBenchmark/StopBenchmark windows "
         "and writes the\nprofile folder. Exits with the benchmark's exit code "
-        "(128+N if killed by\nsignal N).";
+        "(128+N if killed by\nsignal N, or if the runner was interrupted by "
+        "signal N). Processes the\nbenchmark leaves running are killed at the "
+        "end.";
     s.options = profile_options();
     s.details = kArtifactsText;
     s.command_after_positional = true;

@@ -288,7 +288,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("runner exec memory does not grow with the processes forked") {
     // The peak RSS the runner reports in perf.metadata, for a command that
     // forks and execs 10 processes and one that does it 1500 times. Before
-    // the fix the second grew by ~12 KiB per process (+17 MiB here).
+    // the fix the second grew by ~12 KiB per process (+22.8 MiB in one run).
     if (runner::testing::perf_events_refused() != 0)
       RUNNER_SKIP_CASE("perf_event_open is refused: no profiled run");
     // The ring buffers' pages count once the runner touched them, and a
