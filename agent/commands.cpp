@@ -151,7 +151,7 @@ int exec_command(const std::vector<std::string>& args) {
     auto found = base::find_executable(program, path ? path : "");
     if (!found) {
       std::fprintf(stderr, "runner exec: %s\n", found.error().what().c_str());
-      return 127;
+      return base::spawn_error_exit_code(found.error());
     }
   }
   auto harness = find_exec_harness();

@@ -23,6 +23,9 @@ namespace runner::agent {
 namespace {
 
 constexpr const char* kLog = "agent";
+// Exited processes without a sample whose mappings (and per-pid metadata)
+// are kept; about 12 KiB each through finalization.
+constexpr size_t kUnsampledExitedKept = 256;
 
 using Json = nlohmann::ordered_json;
 
@@ -171,6 +174,10 @@ base::Status finalize_profile(FinalizeInput input) {
                                        : profiler::PidFilterMode::kTracked,
                                    run.bench_pids);
   const std::string pipedata = folder + "/perf.pipedata";
+  // Processes without samples need no mappings: beyond the most recent
+  // kUnsampledExitedKept of them they are forgotten, so that memory follows
+  // the live processes, not every process the benchmark forked.
+  tracker.set_unsampled_exited_limit(kUnsampledExitedKept);
   std::optional<std::string> vdso = dump_own_vdso();
   if (vdso) tracker.set_vdso_image(*vdso);
   if (input.profiled) {
@@ -335,6 +342,7 @@ base::Status finalize_profile(FinalizeInput input) {
     skipped[reason] = count;
   runner["skipped_mappings"] = std::move(skipped);
   runner["backfilled_mappings"] = tracker.stats().backfilled;
+  runner["unsampled_pids_forgotten"] = tracker.stats().unsampled_forgotten;
   Json errors = Json::object();
   for (const auto& [reason, count] : artifacts.errors) errors[reason] = count;
   runner["module_errors"] = std::move(errors);

@@ -18,17 +18,17 @@
 
 // Asio: specific headers only, <utility> first (Boost 1.74 + GCC 12).
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
+#include "agent/child_watcher.hpp"
 #include "agent/finalize.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/results_check.hpp"
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "base/log_limiter.hpp"
 #include "base/mount_namespace.hpp"
+#include "base/process_tree.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/proc_maps.hpp"
@@ -38,6 +38,8 @@ namespace runner::agent {
 namespace {
 
 constexpr const char* kLog = "agent";
+// Errors of one kind logged per run when outside input can repeat them.
+constexpr uint64_t kMaxLoggedErrors = 10;
 
 std::string default_profile_folder() {
   time_t now = ::time(nullptr);
@@ -142,72 +144,6 @@ base::Result<FifoSetup> serve_fifos(boost::asio::io_context& io,
   return setup;
 }
 
-// Waits for the child while the io_context serves the FIFO; forwards
-// SIGINT/SIGTERM/SIGHUP to the benchmark.
-class ChildWatcher {
- public:
-  ChildWatcher(boost::asio::io_context& io, base::ChildProcess& child)
-      : io_(io),
-        child_(child),
-        signals_(io, SIGINT, SIGTERM, SIGHUP),
-        timer_(io) {}
-
-  void start() {
-    wait_signal();
-    int pidfd = child_.pidfd() >= 0 ? ::dup(child_.pidfd()) : -1;
-    if (pidfd >= 0) {
-      pidfd_.emplace(io_, pidfd);
-      pidfd_->async_wait(
-          boost::asio::posix::stream_descriptor::wait_read,
-          [this](const boost::system::error_code&) { io_.stop(); });
-    } else {
-      poll();
-    }
-  }
-
-  int forwarded_signal() const { return forwarded_; }
-
- private:
-  void wait_signal() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-      if (ec) return;
-      forwarded_ = sig;
-      RUNNER_LOG(kLog, kWarning)
-          << "received " << ::sigabbrev_np(sig) << ", forwarding it to the "
-          << "benchmark; the runner will write what it has";
-      (void)child_.send_signal(sig);
-      wait_signal();
-    });
-  }
-
-  void poll() {
-    timer_.expires_after(std::chrono::milliseconds(20));
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec) return;
-      if (::kill(child_.pid(), 0) != 0) {
-        io_.stop();
-        return;
-      }
-      // A zombie still answers kill(0): peek with waitid(WNOWAIT).
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(child_.pid()), &info,
-                   WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid != 0) {
-        io_.stop();
-        return;
-      }
-      poll();
-    });
-  }
-
-  boost::asio::io_context& io_;
-  base::ChildProcess& child_;
-  boost::asio::signal_set signals_;
-  boost::asio::steady_timer timer_;
-  std::optional<boost::asio::posix::stream_descriptor> pidfd_;
-  int forwarded_ = 0;
-};
-
 void print_sampler_summary(const profiler::SamplerStats& stats,
                            const profiler::SamplerOptions& options) {
   std::string mode = options.call_graph == profiler::CallGraphMode::kDwarf
@@ -301,6 +237,15 @@ base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
   out.report = args.has("report");
   if (auto v = args.get("fifo-dir")) out.fifo_dir = *v;
   out.shared_fifos = args.has("shared-fifos");
+  if (auto v = args.get("kill-after")) {
+    char* end = nullptr;
+    double seconds = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || !(seconds >= 0) || seconds > 3600)
+      return base::Error(prefix +
+                         "--kill-after must be a number of seconds in 0..3600");
+    out.kill_after =
+        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0 + 0.5));
+  }
   if (out.profile) {
     auto valid = profiler::validate_options(out.sampler);
     if (!valid) return base::Error(prefix + valid.error().message());
@@ -326,25 +271,26 @@ int run_session(const RunOptions& options) {
   base::SpawnOptions spawn;
   spawn.argv = options.command;
   spawn.stdin_fd = options.stdin_fd;
+  // The benchmark dies with the runner (even a SIGKILLed one), and what it
+  // leaves behind is re-parented to the runner, which kills it at the end.
+  spawn.parent_death_signal = SIGKILL;
+  if (auto st = base::become_child_subreaper(); !st)
+    RUNNER_LOG(kLog, kWarning)
+        << st.error().what()
+        << ": processes the benchmark leaves behind may outlive the run";
 
   // ---- unprofiled run ------------------------------------------------------
   if (!options.profile) {
     spawn.env = benchmark_environment(folder, nullptr, true);
+    boost::asio::io_context io;
+    ChildWatcher watcher(io, options.kill_after);
     auto child = base::ChildProcess::spawn(spawn);
     if (!child) {
       std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                    child.error().what().c_str());
-      return 127;
+      return base::spawn_error_exit_code(child.error());
     }
-    boost::asio::io_context io;
-    ChildWatcher watcher(io, *child);
-    watcher.start();
-    io.run();
-    auto status = child->wait();
-    int code = status ? status->shell_code() : 1;
-    if (status && !status->success())
-      std::fprintf(stderr, "runner: the benchmark %s\n",
-                   status->describe().c_str());
+    int code = watcher.wait(*child).exit_code();
     int check = check_results(folder, options.allow_empty, std::cerr);
     base::close_log_file();
     std::fprintf(stderr, "runner: profile folder: %s\n", folder.c_str());
@@ -357,15 +303,20 @@ int run_session(const RunOptions& options) {
   std::unique_ptr<profiler::Sampler> sampler;
   std::vector<profiler::ProcSnapshot> snapshots;
   fifo::ServerHooks hooks;
-  hooks.on_start = [&sampler] {
+  // A client can send start/stop without bound: their errors are capped.
+  base::LogLimiter enable_errors(kMaxLoggedErrors);
+  base::LogLimiter disable_errors(kMaxLoggedErrors);
+  hooks.on_start = [&sampler, &enable_errors] {
     if (!sampler) return;
-    if (auto st = sampler->enable(); !st)
-      RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what();
+    if (auto st = sampler->enable(); !st && enable_errors.admit())
+      RUNNER_LOG(kLog, kError)
+          << "enabling sampling: " << st.error().what() << enable_errors.note();
   };
-  hooks.on_stop = [&sampler] {
+  hooks.on_stop = [&sampler, &disable_errors] {
     if (!sampler) return;
-    if (auto st = sampler->disable(); !st)
-      RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what();
+    if (auto st = sampler->disable(); !st && disable_errors.admit())
+      RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
+                               << disable_errors.note();
   };
   // A client may announce any number of pids: the first few failures are
   // logged, the rest only counted (summary after the run).
@@ -396,16 +347,13 @@ int run_session(const RunOptions& options) {
   spawn.env =
       benchmark_environment(folder, &fifos->options, fifos->default_paths);
   spawn.suspended = true;
+  ChildWatcher watcher(io, options.kill_after);
   auto child = base::ChildProcess::spawn(spawn);
   if (!child) {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                  child.error().what().c_str());
-    return 127;
+    return base::spawn_error_exit_code(child.error());
   }
-  // Catches SIGINT/SIGTERM/SIGHUP from here on (queued until the watcher
-  // starts): one arriving as the benchmark starts is forwarded to it instead
-  // of killing the runner, which would leave its FIFOs and lock behind.
-  ChildWatcher watcher(io, *child);
   const std::string pipedata = folder + "/perf.pipedata";
   auto created =
       profiler::Sampler::create(child->pid(), options.sampler, pipedata);
@@ -432,22 +380,24 @@ int run_session(const RunOptions& options) {
                  st.error().what().c_str());
     if (sampler) (void)sampler->finish();
     ::unlink(pipedata.c_str());
-    return 127;
+    return base::spawn_error_exit_code(st.error());
   }
 
-  watcher.start();
-  io.run();
-  auto status = child->wait();
-  int exit_code = status ? status->shell_code() : 1;
-  if (status && !status->success())
-    std::fprintf(stderr, "runner: the benchmark %s\n",
-                 status->describe().c_str());
+  int exit_code = watcher.wait(*child).exit_code();
 
   // Commands already written before the benchmark exited still get answered
   // and recorded.
   server->drain();
   io.restart();
   io.poll();  // writes the replies drain() queued
+  for (const auto& [what, limiter] :
+       {std::pair{"enabling", &enable_errors},
+        std::pair{"disabling", &disable_errors}}) {
+    if (limiter->suppressed() > 0)
+      RUNNER_LOG(kLog, kError)
+          << limiter->seen() << " errors " << what << " sampling in all ("
+          << limiter->suppressed() << " not logged)";
+  }
   fifo::RunData run = server->take_data();
   (void)server->close();
   if (snapshot_failures > kMaxSnapshotWarnings) {

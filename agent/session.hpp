@@ -3,10 +3,12 @@
 // results validation and the optional report.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "agent/args.hpp"
+#include "agent/child_watcher.hpp"
 #include "base/result.hpp"
 #include "profiler/sampler.hpp"
 
@@ -25,6 +27,9 @@ struct RunOptions {
   // benchmark could get its own mount namespace.
   bool shared_fifos = false;
   int stdin_fd = -1;  // the benchmark's stdin (-1: inherited)
+  // After forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the benchmark this long
+  // later if it still runs.
+  std::chrono::milliseconds kill_after = kDefaultKillAfter;
 };
 
 // Reads the options shared by `run` and `exec` (profile-folder, freq,

@@ -30,6 +30,10 @@ std::vector<OptionSpec> profile_options() {
       {"allow-empty", 0, false, "",
        "Do not fail when the benchmark produced no results"},
       {"report", 0, false, "", "Run 'runner report' on the folder at the end"},
+      {"kill-after", 0, true, "SECONDS",
+       "When the runner is interrupted it forwards the signal to the "
+       "benchmark, then sends SIGKILL if it still runs SECONDS later "
+       "(default 5)"},
       {"fifo-dir", 0, true, "DIR",
        "Create the FIFOs and lock in DIR instead of /tmp (integrations "
        "find them through RUNNER_CTL_FIFO/RUNNER_ACK_FIFO)",
@@ -68,7 +72,9 @@ const CommandSpec& run_spec() {
         "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), "
         "samples the\nprocess tree inside StartBenchmark/StopBenchmark windows "
         "and writes the\nprofile folder. Exits with the benchmark's exit code "
-        "(128+N if killed by\nsignal N).";
+        "(128+N if killed by\nsignal N, or if the runner was interrupted by "
+        "signal N). Processes the\nbenchmark leaves running are killed at the "
+        "end.";
     s.options = profile_options();
     s.details = kArtifactsText;
     s.command_after_positional = true;

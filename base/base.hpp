@@ -7,6 +7,7 @@
 //    until it is reaped.
 //  - MountNamespace: a mount namespace with bind mounts, for a child to join
 //    (SpawnOptions::mount_namespace_fd).
+//  - process tree: subreaper, reaping and killing what a benchmark left.
 //  - fs helpers: write a file atomically (temp name + rename).
 #pragma once
 
@@ -15,5 +16,6 @@
 #include "base/log.hpp"
 #include "base/mapped_region.hpp"
 #include "base/mount_namespace.hpp"
+#include "base/process_tree.hpp"
 #include "base/result.hpp"
 #include "base/unique_fd.hpp"

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -22,7 +23,56 @@ namespace {
 bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
+         ::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) == 0;
+}
+
+// What the child reports through the status pipe when it cannot exec.
+enum class ExecStage : int { kChdir = 1, kExec = 2, kNamespace = 3 };
+
+// The first directory on `path` this process may not search, or "".
+std::string first_unsearchable_dir(const std::string& path) {
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string dir = path.substr(0, slash);
+    if (::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0 &&
+        errno == EACCES)
+      return dir;
+  }
+  return "";
+}
+
+// The interpreter named by a "#!" first line, or "" (reads 256 bytes).
+std::string shebang_interpreter(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return "";
+  char head[256];
+  ssize_t n = ::read(fd.get(), head, sizeof(head));
+  if (n < 2 || head[0] != '#' || head[1] != '!') return "";
+  std::string line(head + 2, static_cast<size_t>(n) - 2);
+  line = line.substr(0, line.find('\n'));
+  size_t start = line.find_first_not_of(" \t");
+  if (start == std::string::npos) return "";
+  return line.substr(start, line.find_first_of(" \t", start) - start);
+}
+
+// Why an execve of `path` fails with EACCES, in words.
+std::string permission_reason(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    std::string dir = first_unsearchable_dir(path);
+    if (dir.empty()) return "cannot be reached";
+    return "the directory " + dir + " on its path is not searchable by uid " +
+           std::to_string(::geteuid());
+  }
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("no execute permission (mode ") + mode + ")";
+  }
+  return "execution refused (a noexec mount or a security policy)";
 }
 
 ExitStatus decode_status(int status) {
@@ -49,17 +99,35 @@ int join_namespaces(const SpawnOptions& options) {
   return 0;
 }
 
+// In the forked child: asks for `signal` when the spawning thread dies, and
+// exits at once if the parent already died between fork and prctl (the
+// signal would never come).
+void set_parent_death_signal(int signal, pid_t parent) {
+  if (signal == 0) return;
+  if (prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0) return;
+  if (getppid() != parent) _exit(127);
+}
+
+[[noreturn]] void report_exec_failure(int status_write, ExecStage stage,
+                                      int err) {
+  const int report[2] = {static_cast<int>(stage), err};
+  ssize_t ignored = write(status_write, report, sizeof(report));
+  (void)ignored;
+  _exit(127);
+}
+
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void child_main(const SpawnOptions& options, const char* path,
                              char* const* argv, char* const* envp,
                              int release_read, int release_write,
-                             int status_write) {
+                             int status_write, pid_t parent) {
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, nullptr);
   for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD}) {
     signal(sig, SIG_DFL);
   }
+  set_parent_death_signal(options.parent_death_signal, parent);
   if (release_read >= 0) {
     // Our copy of the write end must go, or the read below would never see
     // EOF if the parent died before releasing us.
@@ -78,24 +146,19 @@ int join_namespaces(const SpawnOptions& options) {
   if (options.stdin_fd >= 0) dup2(options.stdin_fd, STDIN_FILENO);
   if (options.stdout_fd >= 0) dup2(options.stdout_fd, STDOUT_FILENO);
   if (options.stderr_fd >= 0) dup2(options.stderr_fd, STDERR_FILENO);
-  int err = join_namespaces(options);
-  if (err != 0) {
-  } else if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) {
-    err = errno;
-  } else {
+  if (int err = join_namespaces(options); err != 0)
+    report_exec_failure(status_write, ExecStage::kNamespace, err);
+  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0)
+    report_exec_failure(status_write, ExecStage::kChdir, errno);
 #if HAVE_CLOSE_RANGE
-    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 #else
-    for (int fd = 3; fd < 1024; ++fd) {
-      if (fd != status_write) fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
-#endif
-    execve(path, argv, envp);
-    err = errno;
+  for (int fd = 3; fd < 1024; ++fd) {
+    if (fd != status_write) fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  ssize_t ignored = write(status_write, &err, sizeof(err));
-  (void)ignored;
-  _exit(127);
+#endif
+  execve(path, argv, envp);
+  report_exec_failure(status_write, ExecStage::kExec, errno);
 }
 
 }  // namespace
@@ -113,24 +176,62 @@ Result<std::string> find_executable(const std::string& name,
                                     const std::string& path_env) {
   if (name.empty()) return Error("empty command name");
   if (name.find('/') != std::string::npos) {
-    if (::access(name.c_str(), F_OK) != 0)
-      return errno_error("command not found: " + name);
-    if (!is_executable_file(name))
-      return Error("not an executable file: " + name, EACCES);
+    struct stat st {};
+    if (::stat(name.c_str(), &st) != 0) return describe_exec_error(name, errno);
+    if (!is_executable_file(name)) return describe_exec_error(name, EACCES);
     return name;
   }
   std::string_view rest = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin"
                                            : std::string_view(path_env);
+  // Like execvp: a candidate that exists but cannot be run is reported
+  // only when no later PATH entry has the command.
+  std::string refused;
   while (true) {
     size_t colon = rest.find(':');
     std::string dir(rest.substr(0, colon));
     if (dir.empty()) dir = ".";
     std::string candidate = dir + "/" + name;
     if (is_executable_file(candidate)) return candidate;
+    struct stat st {};
+    if (refused.empty() &&
+        (::stat(candidate.c_str(), &st) == 0 || errno == EACCES))
+      refused = candidate;
     if (colon == std::string_view::npos) break;
     rest = rest.substr(colon + 1);
   }
+  if (!refused.empty())
+    return describe_exec_error(refused, EACCES)
+        .context("command " + name + " found in PATH but cannot be run");
   return Error("command not found: " + name, ENOENT);
+}
+
+Error describe_exec_error(const std::string& path, int err) {
+  switch (err) {
+    case ENOENT: {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0)
+        return Error(path + ": not found", ENOENT);
+      std::string interpreter = shebang_interpreter(path);
+      return Error(path + ": its interpreter " +
+                       (interpreter.empty() ? "(the ELF program interpreter)"
+                                            : interpreter) +
+                       " was not found",
+                   ENOENT);
+    }
+    case EACCES:
+      return Error(path + ": " + permission_reason(path), EACCES);
+    case ENOEXEC:
+      return Error(path +
+                       ": not an executable (neither an ELF file for this "
+                       "machine nor a #! script)",
+                   ENOEXEC);
+    default:
+      return Error("cannot execute " + path, err);
+  }
+}
+
+int spawn_error_exit_code(const Error& error) {
+  return error.code() == EACCES || error.code() == ENOEXEC ? 126 : 127;
 }
 
 Result<ChildProcess> ChildProcess::spawn(const SpawnOptions& options) {
@@ -172,16 +273,19 @@ Result<ChildProcess> ChildProcess::spawn(const SpawnOptions& options) {
     release_write.reset(release_pipe[1]);
   }
 
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return errno_error("fork");
   if (pid == 0) {
     child_main(options, path.c_str(), argv.data(), envp.data(),
-               release_read.get(), release_write.get(), status_write.get());
+               release_read.get(), release_write.get(), status_write.get(),
+               parent);
   }
 
   ChildProcess child;
   child.pid_ = pid;
   child.path_ = path;
+  child.cwd_ = options.cwd;
 #if HAVE_SYS_PIDFD_OPEN
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
@@ -194,7 +298,7 @@ Result<ChildProcess> ChildProcess::spawn(const SpawnOptions& options) {
   status_write.reset();
   release_read.reset();
   if (!options.suspended) {
-    RUNNER_RETURN_IF_ERROR(child.read_exec_status(), "spawn " + path);
+    RUNNER_RETURN_IF_ERROR(child.read_exec_status(), "spawn");
   }
   return child;
 }
@@ -205,7 +309,8 @@ ChildProcess::ChildProcess(ChildProcess&& other) noexcept
       release_fd_(std::move(other.release_fd_)),
       status_fd_(std::move(other.status_fd_)),
       reaped_(std::exchange(other.reaped_, true)),
-      path_(std::move(other.path_)) {}
+      path_(std::move(other.path_)),
+      cwd_(std::move(other.cwd_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {
@@ -226,16 +331,20 @@ ChildProcess::~ChildProcess() {
 
 Status ChildProcess::read_exec_status() {
   if (!status_fd_) return {};
-  int err = 0;
+  int report[2] = {0, 0};  // ExecStage, errno
   ssize_t n;
   do {
-    n = ::read(status_fd_.get(), &err, sizeof(err));
+    n = ::read(status_fd_.get(), report, sizeof(report));
   } while (n < 0 && errno == EINTR);
   status_fd_.reset();
-  if (n == static_cast<ssize_t>(sizeof(err))) {
+  if (n == static_cast<ssize_t>(sizeof(report))) {
     // The child exits with 127 after reporting; reap it now.
     (void)wait();
-    return errno_error("exec " + path_, err);
+    if (report[0] == static_cast<int>(ExecStage::kChdir))
+      return Error("cannot enter the working directory " + cwd_, report[1]);
+    if (report[0] == static_cast<int>(ExecStage::kNamespace))
+      return Error("cannot join the benchmark's mount namespace", report[1]);
+    return describe_exec_error(path_, report[1]);
   }
   return {};
 }

@@ -33,6 +33,10 @@ struct SpawnOptions {
   // working directory (path), which setns() into a mount namespace resets.
   int user_namespace_fd = -1;
   int mount_namespace_fd = -1;
+  // PR_SET_PDEATHSIG in the child (0: none): the child gets this signal
+  // when the thread that spawned it dies, even by SIGKILL. Spawn from a
+  // thread that lives as long as the child (the main thread).
+  int parent_death_signal = 0;
 };
 
 struct ExitStatus {
@@ -46,8 +50,20 @@ struct ExitStatus {
 };
 
 // Resolves argv[0] against PATH like execvp (a name with '/' is taken as is).
+// Errors name the cause: "not found", "is a directory", "no execute
+// permission (mode 0644)", "not searchable" for a directory on the path;
+// the Error's code is the errno (ENOENT, EACCES).
 Result<std::string> find_executable(const std::string& name,
                                     const std::string& path_env);
+
+// The error for an execve of `path` that failed with `err`, in words:
+// ENOENT "not found" (or its interpreter is missing), EACCES with the
+// reason, ENOEXEC "not an executable". Code: err.
+Error describe_exec_error(const std::string& path, int err);
+
+// Shell convention for a command that could not be started: 126 when it
+// was found but cannot be executed (EACCES, ENOEXEC), else 127.
+int spawn_error_exit_code(const Error& error);
 
 class ChildProcess {
  public:
@@ -82,6 +98,7 @@ class ChildProcess {
   UniqueFd status_fd_;   // read end: EOF on exec, or the exec errno
   bool reaped_ = false;
   std::string path_;
+  std::string cwd_;
 };
 
 }  // namespace runner::base

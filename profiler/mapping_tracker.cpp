@@ -19,6 +19,8 @@ std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 // Time a side-band record happened at; FORK/EXIT carry their own.
 uint64_t record_time(const Record& r) {
   switch (r.kind) {
+    case RecordKind::kSample:
+      return r.sample.time;
     case RecordKind::kMmap2:
       return r.mmap.sample_id.time;
     case RecordKind::kComm:
@@ -33,6 +35,17 @@ uint64_t record_time(const Record& r) {
 bool is_side_band(const Record& r) {
   return r.kind == RecordKind::kMmap2 || r.kind == RecordKind::kComm ||
          r.kind == RecordKind::kTask;
+}
+
+// A sample reduced to what the tracker needs (its pid and time): no call
+// chain, registers or stack copy is kept.
+Record sample_marker(const SampleRecord& sample) {
+  Record r;
+  r.kind = RecordKind::kSample;
+  r.sample.pid = sample.pid;
+  r.sample.tid = sample.tid;
+  r.sample.time = sample.time;
+  return r;
 }
 
 }  // namespace
@@ -120,7 +133,15 @@ void MappingTracker::apply_fork(const TaskRecord& t) {
   ++stats_.forks;
   auto pid = static_cast<int32_t>(t.pid);
   auto ppid = static_cast<int32_t>(t.ppid);
-  if (pid == ppid) return;  // a new thread: same address space
+  if (pid == ppid) {  // a new thread: same address space
+    if (t.tid != t.pid) ++threads_[pid];
+    return;
+  }
+  // A reused pid starts with no threads of the dead process.
+  threads_.erase(pid);
+  leader_exited_.erase(pid);
+  sampled_.erase(pid);
+  retired_.erase(pid);
   if (pid_passes(ppid)) tracked_.insert(pid);
   // A reused pid: what the dead process mapped is not this one's.
   if (exited_.erase(pid) != 0) by_pid_.erase(pid);
@@ -138,8 +159,55 @@ void MappingTracker::apply_fork(const TaskRecord& t) {
   }
 }
 
+void MappingTracker::apply_exit(const TaskRecord& t) {
+  // Mappings stay: samples taken before the exit still need them.
+  ++stats_.exits;
+  auto pid = static_cast<int32_t>(t.pid);
+  if (t.pid != t.tid) {
+    auto it = threads_.find(pid);
+    if (it == threads_.end()) return;
+    if (--it->second == 0) {
+      threads_.erase(it);
+      if (leader_exited_.erase(pid) != 0) retire(pid);
+    }
+    return;
+  }
+  exited_.insert(pid);
+  if (threads_.count(pid) != 0) {
+    leader_exited_.insert(pid);  // gone when its last thread exits
+    return;
+  }
+  retire(pid);
+}
+
+void MappingTracker::retire(int32_t pid) {
+  if (unsampled_limit_ == SIZE_MAX || sampled_.count(pid) != 0 ||
+      announced_.count(pid) != 0)
+    return;
+  retired_[pid] = ++retire_count_;
+  retired_order_.emplace_back(pid, retire_count_);
+  while (retired_order_.size() > unsampled_limit_) {
+    auto [old, number] = retired_order_.front();
+    retired_order_.pop_front();
+    auto it = retired_.find(old);
+    if (it == retired_.end() || it->second != number) continue;  // stale
+    retired_.erase(it);
+    // A process that is gone cannot fork any more: nothing of it is needed.
+    by_pid_.erase(old);
+    tracked_.erase(old);
+    exited_.erase(old);
+    ++stats_.unsampled_forgotten;
+  }
+}
+
 void MappingTracker::apply(const Record& record) {
   switch (record.kind) {
+    case RecordKind::kSample: {
+      auto pid = static_cast<int32_t>(record.sample.pid);
+      sampled_.insert(pid);
+      retired_.erase(pid);
+      break;
+    }
     case RecordKind::kMmap2:
       apply_mmap(record.mmap);
       break;
@@ -156,10 +224,7 @@ void MappingTracker::apply(const Record& record) {
     }
     case RecordKind::kTask:
       if (record.task.is_exit) {
-        // Mappings stay: samples taken before the exit still need them.
-        ++stats_.exits;
-        if (record.task.pid == record.task.tid)
-          exited_.insert(static_cast<int32_t>(record.task.pid));
+        apply_exit(record.task);
       } else {
         apply_fork(record.task);
       }
@@ -175,7 +240,24 @@ base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
     ++stats_.replay_errors;
     return std::move(reader).error();
   }
-  std::vector<Record> side;
+  // Records read but not applied yet; `applied_up_to` is the newest time of
+  // the records read before the last round marker.
+  std::vector<Record> pending;
+  uint64_t newest = 0, applied_up_to = 0;
+  bool timed = false, checked_attrs = false;
+  auto by_time = [](const Record& a, const Record& b) {
+    return record_time(a) < record_time(b);
+  };
+  // Applies the pending records up to `limit` in time order and keeps the
+  // rest (stable: records of one time keep their file order).
+  auto flush = [&](uint64_t limit) {
+    std::stable_sort(pending.begin(), pending.end(), by_time);
+    auto end = std::upper_bound(
+        pending.begin(), pending.end(), limit,
+        [](uint64_t t, const Record& r) { return t < record_time(r); });
+    for (auto it = pending.begin(); it != end; ++it) apply(*it);
+    pending.erase(pending.begin(), end);
+  };
   base::Status status;
   while (true) {
     auto next = reader->next();
@@ -185,21 +267,40 @@ base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
       break;
     }
     if (!next->has_value()) break;
-    if (is_side_band(**next)) side.push_back(std::move(**next));
+    Record& record = **next;
+    if (!checked_attrs && record.kind != RecordKind::kAttr &&
+        record.kind != RecordKind::kFeature) {
+      // perf writes each CPU's buffer in turn, so records are only ordered
+      // within a round; sort by time when every record has one (attrs with
+      // sample_id_all + TIME), else the file order is the best there is.
+      checked_attrs = true;
+      timed = !reader->attrs().empty();
+      for (const EventAttr& a : reader->attrs())
+        if (!a.attr.sample_id_all || !(a.attr.sample_type & PERF_SAMPLE_TIME))
+          timed = false;
+    }
+    if (record.kind == RecordKind::kFinishedRound) {
+      if (timed) {
+        flush(applied_up_to);
+        applied_up_to = newest;
+      }
+      continue;
+    }
+    if (record.kind == RecordKind::kSample) {
+      pending.push_back(sample_marker(record.sample));
+    } else if (is_side_band(record)) {
+      pending.push_back(std::move(record));
+    } else {
+      continue;
+    }
+    if (!timed) {
+      apply(pending.back());  // file order
+      pending.clear();
+      continue;
+    }
+    newest = std::max(newest, record_time(pending.back()));
   }
-  // perf writes each CPU's buffer in turn, so records are only ordered
-  // within a round; sort by time when every record has one (attrs with
-  // sample_id_all + TIME), else the file order is the best there is.
-  bool timed = !reader->attrs().empty();
-  for (const EventAttr& a : reader->attrs())
-    if (!a.attr.sample_id_all || !(a.attr.sample_type & PERF_SAMPLE_TIME))
-      timed = false;
-  if (timed)
-    std::stable_sort(side.begin(), side.end(),
-                     [](const Record& a, const Record& b) {
-                       return record_time(a) < record_time(b);
-                     });
-  for (const Record& r : side) apply(r);
+  flush(UINT64_MAX);
   return status;
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -62,20 +63,34 @@ struct TrackingStats {
            backfilled = 0;
   uint64_t pinned = 0;         // mappings served through a pinned fd
   uint64_t replay_errors = 0;  // replay_file calls that hit a broken stream
+  // Exited processes without a sample, not announced, forgotten beyond
+  // set_unsampled_exited_limit.
+  uint64_t unsampled_forgotten = 0;
 };
 
 class MappingTracker {
  public:
   MappingTracker(PidFilterMode mode, std::vector<int32_t> announced_pids);
 
-  // Reads only the side-band records (MMAP/MMAP2/COMM/FORK/EXIT) of the
-  // file, orders them by time (stable; samples are skipped, not kept) and
-  // applies them. A truncated/corrupt file: everything read before the
-  // break is still applied, the Error is returned (and counted in
-  // stats().replay_errors); the tracker state stays usable.
+  // Reads the side-band records (MMAP/MMAP2/COMM/FORK/EXIT) of the file and
+  // the pid and time of its samples, orders them by time (stable) and
+  // applies them. Memory is bounded by two rounds of records, not by the
+  // file: at each FINISHED_ROUND the records up to the newest time of the
+  // round before are applied (a later round holds only newer records, as
+  // perf assumes); a file without rounds is ordered as a whole. A
+  // truncated/corrupt file: everything read before the break is still
+  // applied, the Error is returned (and counted in stats().replay_errors);
+  // the tracker state stays usable.
   base::Status replay_file(const std::string& pipedata_path);
-  // One side-band record, in time order; other kinds are ignored.
+  // One record, in time order: side-band records change the mappings, a
+  // sample marks its pid as sampled; other kinds are ignored.
   void apply(const Record& record);
+  // A process that exited without a sample and was not announced has
+  // nothing to symbolize: keep the mappings of at most `limit` such
+  // processes (the most recent exits) and forget the older ones, so that
+  // memory follows the live processes, not every process the benchmark ever
+  // forked. Default: no limit (mappings always stay after an exit).
+  void set_unsampled_exited_limit(size_t limit) { unsampled_limit_ = limit; }
   // After replay: adds every snapshot mapping of a tracked pid whose path
   // has no mapping for that pid yet (perf's MMAP2 wins; within a snapshot
   // the first mapping of a path wins), and lets pinned files stand in for
@@ -113,6 +128,8 @@ class MappingTracker {
   bool pid_passes(int32_t pid) const;
   void apply_mmap(const Mmap2Record& m);
   void apply_fork(const TaskRecord& t);
+  void apply_exit(const TaskRecord& t);
+  void retire(int32_t pid);
   FileState check_file(const std::string& path, uint64_t inode);
   static const char* reason_for(FileState state);
 
@@ -125,6 +142,19 @@ class MappingTracker {
   std::string vdso_image_;
   std::vector<PinnedFile> pinned_;
   TrackingStats stats_;
+  size_t unsampled_limit_ = SIZE_MAX;
+  std::set<int32_t> sampled_;
+  // Exited processes without a sample, oldest first: (pid, exit number);
+  // an entry is stale when retired_ holds another number for the pid (a
+  // sample or a new process of that pid came since).
+  std::deque<std::pair<int32_t, uint64_t>> retired_order_;
+  std::map<int32_t, uint64_t> retired_;
+  uint64_t retire_count_ = 0;
+  // Live threads other than the leader, per process (FORK/EXIT of
+  // threads), and processes whose leader exited before them: a process is
+  // gone when both are done.
+  std::map<int32_t, uint32_t> threads_;
+  std::set<int32_t> leader_exited_;
 };
 
 // Why a mapped path is not an ELF file worth tracking ("anon", "memfd",
