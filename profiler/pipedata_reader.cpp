@@ -717,7 +717,9 @@ struct PipeDataReader::Impl {
 base::Result<PipeDataReader> PipeDataReader::open(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Never a symlink; a FIFO or device must not block the open.
+  impl->fd.reset(
+      ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + path);
   struct stat st {};
   if (::fstat(impl->fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
