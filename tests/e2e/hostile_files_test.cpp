@@ -383,6 +383,18 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("perf.metadata: is a symbolic link") != std::string::npos);
   }
 
+  TEST_CASE("report on a folder whose perf.pipedata is a FIFO does not hang") {
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    REQUIRE(std::filesystem::create_directory(folder));
+    REQUIRE(::mkfifo((folder + "/perf.pipedata").c_str(), 0644) == 0);
+    auto r = run_process({binary("RUNNER_BIN"), "report", folder}, {}, "", 60);
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.err.find(folder + "/perf.pipedata: not a regular file") !=
+          std::string::npos);
+  }
+
   TEST_CASE("report --inline on a module that is now a FIFO does not hang") {
     if (perf_events_refused() != 0)
       RUNNER_SKIP_CASE("perf_event_open is refused: no samples to report");
