@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,13 +60,12 @@ std::vector<std::string> run_argv(const std::string& folder,
 class PlanterRun {
  public:
   PlanterRun(const TempDir& dir, const std::string& folder,
-             const std::vector<std::string>& mode_args,
-             const std::vector<std::string>& env = {}) {
+             const std::vector<std::string>& mode_args) {
     const std::string pid_file = dir.file("planter.pid");
     std::vector<std::string> command = {binary("PERF_MAP_PLANTER_BIN"),
                                         pid_file};
     command.insert(command.end(), mode_args.begin(), mode_args.end());
-    result = run_process(run_argv(folder, dir.path(), command), env, "", 120);
+    result = run_process(run_argv(folder, dir.path(), command), {}, "", 120);
     pid = std::atoi(read_text(pid_file).c_str());
   }
   ~PlanterRun() {
@@ -123,6 +123,28 @@ bool any_starts_with(const std::vector<std::string>& names,
     if (n.rfind(prefix, 0) == 0) return true;
   return false;
 }
+
+// TMPDIR for this process and so for the runner it starts (run_process
+// appends its extra variables after the inherited ones, so they cannot
+// override one already set), restored at the end.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    if (old_)
+      ::setenv("TMPDIR", old_->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+  }
+  ScopedTmpdir(const ScopedTmpdir&) = delete;
+  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
 
 // A tmpfs of `size` mounted at `path` while it lives (root only).
 class SmallTmpfs {
@@ -314,7 +336,8 @@ TEST_SUITE("e2e") {
     REQUIRE(std::filesystem::create_directory(tmp));
     CreationWatch watch(tmp);
     REQUIRE(watch.ok());
-    PlanterRun run(dir, dir.file("profile"), {"none"}, {"TMPDIR=" + tmp});
+    ScopedTmpdir tmpdir(tmp);
+    PlanterRun run(dir, dir.file("profile"), {"none"});
     INFO(run.result.err);
     REQUIRE(run.result.exit_code == 0);
     std::vector<std::string> names = watch.names();
@@ -331,12 +354,12 @@ TEST_SUITE("e2e") {
     REQUIRE(std::filesystem::create_directory(tmp));
     CreationWatch watch(tmp);
     REQUIRE(watch.ok());
-    auto r = run_process(
-        runner_argv(
-            "exec", dir.file("profile"), dir.path(),
-            {"--allow-no-profile", "--warmup-time", "0", "--max-rounds", "1"},
-            {binary("SPINNER_BIN"), "1"}),
-        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN"), "TMPDIR=" + tmp});
+    ScopedTmpdir tmpdir(tmp);
+    auto r = run_process(runner_argv("exec", dir.file("profile"), dir.path(),
+                                     {"--allow-no-profile", "--warmup-time",
+                                      "0", "--max-rounds", "1"},
+                                     {binary("SPINNER_BIN"), "1"}),
+                         {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     // The targets handed to exec-harness on its stdin.
