@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "agent/session.hpp"
 #include "agent/specs.hpp"
 #include "base/child_process.hpp"
+#include "base/fs.hpp"
 #include "base/unique_fd.hpp"
 #include "integrations/exec-harness/walltime_loop.hpp"
 #include "profiler/probe.hpp"
@@ -160,21 +162,20 @@ int exec_command(const std::vector<std::string>& args) {
     return 1;
   }
   // The targets go to `exec-harness -` on stdin (spec §6.1), from an
-  // anonymous temporary file.
-  FILE* input = std::tmpfile();
-  if (input == nullptr) {
-    std::perror("runner exec: tmpfile");
+  // anonymous temporary file (in $TMPDIR).
+  auto input = base::create_anonymous_temp_file("runner-exec-targets.");
+  base::Status written =
+      input ? base::write_all(input->get(), exec_targets_json(targets))
+            : base::Status(input.error());
+  if (!written || ::lseek(input->get(), 0, SEEK_SET) != 0) {
+    std::fprintf(
+        stderr, "runner exec: targets for exec-harness: %s\n",
+        written ? std::strerror(errno) : written.error().what().c_str());
     return 1;
   }
-  std::string json = exec_targets_json(targets);
-  std::fwrite(json.data(), 1, json.size(), input);
-  std::fflush(input);
-  std::rewind(input);
   options.command = {*harness, "-"};
-  options.stdin_fd = ::fileno(input);
-  int code = run_session(options);
-  std::fclose(input);
-  return code;
+  options.stdin_fd = input->get();
+  return run_session(options);
 }
 
 int report_command(const std::vector<std::string>& args) {

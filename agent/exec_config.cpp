@@ -645,7 +645,9 @@ base::Result<std::optional<std::vector<ExecTarget>>> load_exec_config(
     std::string path = dir + "/" + name;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) continue;
-    RUNNER_ASSIGN_OR_RETURN(std::string text, base::read_file(path),
+    // The user's own file: a symlink is followed (a FIFO is still refused).
+    RUNNER_ASSIGN_OR_RETURN(std::string text,
+                            base::read_file(path, base::following_symlinks()),
                             "reading config");
     auto targets = parse_exec_config(text, path, dir);
     if (!targets) return std::move(targets.error());

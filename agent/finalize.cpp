@@ -52,17 +52,47 @@ Json uri_by_ts_json(const fifo::RunData& run) {
   return out;
 }
 
-void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids) {
+// Copies /tmp/perf-<pid>.map (the JIT convention names /tmp whatever TMPDIR
+// says) of each pid into the folder. /tmp is shared: only a regular file
+// owned by the process's uid is read (O_NOFOLLOW|O_NONBLOCK, size-capped), so
+// another user's file, a link to /etc/shadow or a FIFO is refused with a
+// warning. Failed writes are added to `write_failures`.
+void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids,
+                    const std::map<int32_t, uint32_t>& uids,
+                    std::vector<std::string>& write_failures) {
   for (int32_t pid : pids) {
     std::string src = "/tmp/perf-" + std::to_string(pid) + ".map";
-    auto text = base::read_file(src);
-    if (!text) continue;  // most processes have none
-    auto st = base::write_file_atomic(
-        folder + "/perf-" + std::to_string(pid) + ".map", *text);
-    if (!st)
-      RUNNER_LOG(kLog, kWarning)
-          << "copying " << src << ": " << st.error().what();
+    base::ReadOptions read_options;
+    auto uid = uids.find(pid);
+    // A pid never snapshotted was started by the benchmark, i.e. by us.
+    read_options.owner = uid != uids.end() ? uid->second : ::geteuid();
+    auto text = base::read_file(src, read_options);
+    if (!text) {
+      if (text.error().code() != ENOENT)  // most processes have none
+        RUNNER_LOG(kLog, kWarning) << "perf map of pid " << pid
+                                   << " not copied: " << text.error().what();
+      continue;
+    }
+    std::string dst = folder + "/perf-" + std::to_string(pid) + ".map";
+    if (auto st = base::write_file_atomic(dst, *text); !st)
+      write_failures.push_back(src + ": " + st.error().what());
   }
+}
+
+// Warns about each artifact that could not be written (the first few in
+// full) and turns them into the error that makes the run fail.
+base::Status report_write_failures(const std::vector<std::string>& failures) {
+  constexpr size_t kShown = 10;
+  if (failures.empty()) return {};
+  for (size_t i = 0; i < failures.size() && i < kShown; ++i)
+    RUNNER_LOG(kLog, kWarning) << "artifact not written for " << failures[i];
+  if (failures.size() > kShown)
+    RUNNER_LOG(kLog, kWarning) << "... and " << failures.size() - kShown
+                               << " more artifact(s) not written";
+  return base::Error(
+      std::to_string(failures.size()) +
+      " artifact file(s) could not be written (first: " + failures.front() +
+      "); the profile is incomplete, what was written is kept");
 }
 
 // Copies this process's vDSO into a temporary file. The vDSO is the same
@@ -79,18 +109,16 @@ std::optional<std::string> dump_own_vdso() {
   if (std::sscanf(maps->c_str() + line_start, "%llx-%llx", &start, &end) != 2 ||
       end <= start || end - start > (1u << 20))
     return std::nullopt;
-  char path[] = "/tmp/runner-vdso.XXXXXX";
-  int fd = ::mkstemp(path);
-  if (fd < 0) return std::nullopt;
-  base::UniqueFd owner(fd);
+  auto file = base::create_temp_file("runner-vdso.");
+  if (!file) return std::nullopt;
   const auto* bytes =
       reinterpret_cast<const char*>(static_cast<uintptr_t>(start));
   size_t size = static_cast<size_t>(end - start);
-  if (::write(fd, bytes, size) != static_cast<ssize_t>(size)) {
-    ::unlink(path);
+  if (!base::write_all(file->fd.get(), std::string_view(bytes, size))) {
+    ::unlink(file->path.c_str());
     return std::nullopt;
   }
-  return std::string(path);
+  return file->path;
 }
 
 }  // namespace
@@ -187,6 +215,9 @@ base::Status finalize_profile(FinalizeInput input) {
           << " (using what was read)";
     }
   }
+  std::map<int32_t, uint32_t> uids;
+  for (const auto& snapshot : input.snapshots)
+    if (snapshot.uid) uids.emplace(snapshot.pid, *snapshot.uid);
   tracker.backfill(std::move(input.snapshots));
   std::vector<profiler::TrackedMapping> tracked = tracker.mappings();
   std::set<int32_t> tracked_pids = tracker.tracked_pids();
@@ -224,7 +255,8 @@ base::Status finalize_profile(FinalizeInput input) {
                 : std::string());
   }
   if (vdso) ::unlink(vdso->c_str());
-  copy_perf_maps(folder, tracked_pids);
+  std::vector<std::string> write_failures = artifacts.write_failures;
+  copy_perf_maps(folder, tracked_pids, uids, write_failures);
   if (input.profiled) append_build_ids(pipedata, artifacts);
 
   // ---- perf.metadata (spec §4.5 field order) --------------------------------
@@ -346,6 +378,7 @@ base::Status finalize_profile(FinalizeInput input) {
   Json errors = Json::object();
   for (const auto& [reason, count] : artifacts.errors) errors[reason] = count;
   runner["module_errors"] = std::move(errors);
+  runner["artifacts_not_written"] = write_failures.size();
   const auto& c = run.counters;
   runner["fifo"] = {{"commands", c.commands},
                     {"malformed_frames", c.malformed_frames},
@@ -362,10 +395,15 @@ base::Status finalize_profile(FinalizeInput input) {
                     {"stale_reply_bytes", c.stale_reply_bytes}};
   meta["runner"] = std::move(runner);
 
-  RUNNER_RETURN_IF_ERROR(
-      base::write_file_atomic(folder + "/perf.metadata", meta.dump()),
-      "perf.metadata");
-  return {};
+  base::Status artifacts_written = report_write_failures(write_failures);
+  auto st = base::write_file_atomic(folder + "/perf.metadata", meta.dump());
+  if (!st) {
+    st.error().context("perf.metadata");
+    if (!artifacts_written)
+      st.error().context(artifacts_written.error().what() + ", and");
+    return st;
+  }
+  return artifacts_written;
 }
 
 }  // namespace runner::agent

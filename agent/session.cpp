@@ -257,15 +257,16 @@ int run_session(const RunOptions& options) {
   // ---- profile folder ------------------------------------------------------
   std::string folder = options.profile_folder.empty() ? default_profile_folder()
                                                       : options.profile_folder;
-  if (auto st = base::make_directories(folder); !st) {
-    std::fprintf(stderr, "runner: cannot create the profile folder: %s\n",
+  if (auto st = base::prepare_private_directory(folder); !st) {
+    std::fprintf(stderr, "runner: cannot use the profile folder: %s\n",
                  st.error().what().c_str());
     return 1;
   }
   std::error_code ec;
   folder = std::filesystem::absolute(folder, ec).lexically_normal().string();
   if (!folder.empty() && folder.back() == '/') folder.pop_back();
-  base::set_log_file(folder + "/runner.log");
+  if (auto st = base::set_log_file(folder + "/runner.log"); !st)
+    RUNNER_LOG(kLog, kWarning) << "no runner.log: " << st.error().what();
   RUNNER_LOG(kLog, kDebug) << "profile folder " << folder;
 
   base::SpawnOptions spawn;

@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 
+#include "base/fs.hpp"
+
 namespace runner::base {
 namespace {
 
@@ -115,11 +117,18 @@ void log_message(std::string_view category, LogLevel level,
   (void)!::write(STDERR_FILENO, line.data(), line.size());
 }
 
-void set_log_file(const std::string& path) {
+Status set_log_file(const std::string& path) {
+  // Created afresh: a symlink planted at the name is replaced, not followed.
+  auto fd = create_file(path);
+  FILE* file = fd ? ::fdopen(fd->get(), "w") : nullptr;
+  if (file != nullptr) (void)fd->release();
   LogState& s = state();
   std::lock_guard lock(s.mutex);
   if (s.file != nullptr) std::fclose(s.file);
-  s.file = std::fopen(path.c_str(), "we");
+  s.file = file;
+  if (!fd) return std::move(fd.error());
+  if (file == nullptr) return errno_error("fdopen " + path);
+  return {};
 }
 
 void close_log_file() {

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.hpp"
+
 namespace runner::base {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
@@ -21,8 +23,9 @@ void configure_logging_from_env();
 bool log_enabled(std::string_view category, LogLevel level);
 void log_message(std::string_view category, LogLevel level,
                  std::string_view message);
-// Also append every message (at any enabled level) to `path`.
-void set_log_file(const std::string& path);
+// Also append every message (at any enabled level) to `path`, created afresh
+// (whatever was at the name, a planted symlink included, is replaced).
+Status set_log_file(const std::string& path);
 void close_log_file();
 
 class LogLine {

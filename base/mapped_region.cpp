@@ -39,7 +39,7 @@ Result<MappedRegion> MappedRegion::map(int fd, size_t size, int prot, int flags,
 }
 
 Result<MappedRegion> MappedRegion::map_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd) return errno_error("open " + path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_error("fstat " + path);

@@ -714,15 +714,21 @@ struct PipeDataReader::Impl {
   }
 };
 
-base::Result<PipeDataReader> PipeDataReader::open(const std::string& path) {
+base::Result<PipeDataReader> PipeDataReader::open(const std::string& path,
+                                                  Source source) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const bool regular_only = source == Source::kRegularFile;
+  // O_NONBLOCK: a FIFO planted at the path must not block the open.
+  impl->fd.reset(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+                                          (regular_only ? O_NONBLOCK : 0)));
   if (!impl->fd) return base::errno_error("open " + path);
   struct stat st {};
   if (::fstat(impl->fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
     impl->mapped = true;
     impl->file_size = static_cast<uint64_t>(st.st_size);
+  } else if (regular_only) {
+    return base::Error(path + ": not a regular file; not read");
   } else {
     impl->buf_size = kChunkSize + kMaxRecordSize;
     impl->buf.reset(new uint8_t[impl->buf_size]);

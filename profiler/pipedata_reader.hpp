@@ -126,9 +126,14 @@ struct ReaderStats {
 
 class PipeDataReader {
  public:
+  // What open() accepts at the path (never a symlink): a regular file only
+  // (a FIFO or device is refused at once, never blocked on), or also a FIFO
+  // or other stream, read as it comes (open then waits for a writer).
+  enum class Source { kRegularFile, kFileOrStream };
   // Opens `path` and checks the pipe header (PERFILE2, size 16). The file
   // must be in pipe mode; a perf.data file header is rejected clearly.
-  static base::Result<PipeDataReader> open(const std::string& path);
+  static base::Result<PipeDataReader> open(
+      const std::string& path, Source source = Source::kRegularFile);
   PipeDataReader(PipeDataReader&&) noexcept;
   PipeDataReader& operator=(PipeDataReader&&) noexcept;
   ~PipeDataReader();

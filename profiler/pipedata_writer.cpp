@@ -1,12 +1,15 @@
 #include "profiler/pipedata_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "base/fs.hpp"
 
 namespace runner::profiler {
 namespace {
@@ -47,20 +50,30 @@ FeatureBuilder& FeatureBuilder::align() {
 
 base::Result<PipedataWriter> PipedataWriter::create(const std::string& path,
                                                     size_t buffer_size) {
-  return open_file(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, buffer_size);
+  // Created afresh: a symlink planted at the name is replaced, not followed.
+  auto fd = base::create_file(path);
+  if (!fd) return std::move(fd.error());
+  return from_fd(std::move(*fd), path, buffer_size);
 }
 
 base::Result<PipedataWriter> PipedataWriter::append(const std::string& path) {
-  return open_file(path, O_WRONLY | O_APPEND | O_CLOEXEC, 64 << 10);
+  // Only the regular file of ours that create() made (not a link to one).
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return base::errno_error("open " + path);
+  base::UniqueFd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return base::errno_error("stat " + path);
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid())
+    return base::Error(path + ": not a regular file of ours; not appended to");
+  return from_fd(std::move(owned), path, 64 << 10);
 }
 
-base::Result<PipedataWriter> PipedataWriter::open_file(const std::string& path,
-                                                       int flags,
-                                                       size_t buffer_size) {
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return base::errno_error("open " + path);
+base::Result<PipedataWriter> PipedataWriter::from_fd(base::UniqueFd fd,
+                                                     const std::string& path,
+                                                     size_t buffer_size) {
   PipedataWriter writer;
-  writer.fd_.reset(fd);
+  writer.fd_ = std::move(fd);
   writer.path_ = path;
   writer.buffer_.resize(buffer_size > 0 ? buffer_size : kDefaultBufferSize);
   return writer;

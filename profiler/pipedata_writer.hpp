@@ -44,11 +44,17 @@ class PipedataWriter {
   PipedataWriter(PipedataWriter&&) = default;
   PipedataWriter& operator=(PipedataWriter&&) = default;
 
-  // Creates (truncates) `path`.
+  // Creates `path` afresh (base::create_file: a symlink or old file at the
+  // name is replaced, never followed).
   static base::Result<PipedataWriter> create(
       const std::string& path, size_t buffer_size = kDefaultBufferSize);
-  // Opens an existing file to add records at its end.
+  // Opens an existing file to add records at its end: only a regular file
+  // owned by us with one link (the one create() made).
   static base::Result<PipedataWriter> append(const std::string& path);
+  // Writes to an fd the caller opened; `path` names it in errors.
+  static base::Result<PipedataWriter> from_fd(base::UniqueFd fd,
+                                              const std::string& path,
+                                              size_t buffer_size);
 
   void write_pipe_header();
   // attr is written as perf_format::kAttrSize bytes with attr.size set to it.
@@ -80,8 +86,6 @@ class PipedataWriter {
   uint64_t bytes_dropped() const { return bytes_dropped_; }
 
  private:
-  static base::Result<PipedataWriter> open_file(const std::string& path,
-                                                int flags, size_t buffer_size);
   void fail(int code, const std::string& what);
   // writev() of `count` pieces until done or failed.
   void write_through(::iovec* pieces, int count);

@@ -160,6 +160,9 @@ base::Result<ProcSnapshot> snapshot_proc_maps(int32_t pid) {
     return base::Error("snapshot of pid " + std::to_string(pid) +
                            ": no mappings (process exited)",
                        ESRCH);
+  struct stat proc_dir {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &proc_dir) == 0)
+    snap.uid = proc_dir.st_uid;
   std::vector<ProcMapping> all = parse_proc_maps(text, &snap.stats);
   snap.mappings.reserve(all.size());
   for (ProcMapping& m : all) {

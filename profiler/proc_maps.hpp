@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ struct PinnedFile {
 struct ProcSnapshot {
   int32_t pid = 0;
   uint64_t timestamp = 0;  // CLOCK_MONOTONIC ns when the maps were read
+  // Owner of /proc/<pid> (the process's effective uid) when the maps were
+  // read: who may write its /tmp/perf-<pid>.map.
+  std::optional<uint32_t> uid;
   std::vector<ProcMapping> mappings;
   std::vector<PinnedFile> pinned;
   ProcMapsStats stats;

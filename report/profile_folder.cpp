@@ -158,7 +158,8 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
   pf.path_ = folder;
 
   nlohmann::json meta;
-  if (auto text = base::read_file(folder + "/perf.metadata")) {
+  auto text = base::read_file(folder + "/perf.metadata");
+  if (text) {
     // The report needs no per-symbol debug info (the largest part of the
     // file): drop it while parsing instead of building it.
     nlohmann::json::parser_callback_t skip_debug_info =
@@ -183,8 +184,11 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
       pf.has_metadata_ = true;
     }
   } else {
+    // Missing, or refused (a link, a FIFO, a device, over the size cap).
     pf.warnings_.push_back(
-        "no perf.metadata: frames cannot be symbolized or unwound");
+        (text.error().code() == ENOENT ? "no perf.metadata"
+                                       : text.error().what()) +
+        std::string(": frames cannot be symbolized or unwound"));
     meta = nlohmann::json::object();
   }
 

@@ -226,7 +226,10 @@ base::Result<ArtifactSet> build_artifacts(
     out.error_examples.emplace(reason, example);
   };
   for (FileResult& result : results) {
-    for (const FileError& e : result.errors) count_error(e.reason, e.example);
+    for (const FileError& e : result.errors) {
+      count_error(e.reason, e.example);
+      if (e.reason == "write_failed") out.write_failures.push_back(e.example);
+    }
     if (result.debug_info) {
       out.debug_info.emplace(result.info.key, std::move(*result.debug_info));
     }

@@ -47,7 +47,7 @@ struct SourceLocation {
 class DwarfIndex {
  public:
   static base::Result<DwarfIndex> open(const std::string& path) {
-    base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (!fd) return base::errno_error("open " + path);
     Dwarf* dwarf = dwarf_begin(fd.get(), DWARF_C_READ);
     if (dwarf == nullptr) {

@@ -270,7 +270,8 @@ ElfImage::~ElfImage() = default;
 base::Result<ElfImage> ElfImage::open(const std::string& path) {
   init_libelf();
   auto impl = std::make_unique<Impl>();
-  impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO at the path must not block the open (refused below).
+  impl->fd.reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + path);
   struct stat st;
   if (::fstat(impl->fd.get(), &st) != 0)

@@ -199,8 +199,8 @@ base::Result<InlineResolver> InlineResolver::open(const std::string& elf_path,
                          ": no DWARF debug info and no separate debug file");
     impl->dwarf_path = *found;
   }
-  impl->fd =
-      base::UniqueFd(::open(impl->dwarf_path.c_str(), O_RDONLY | O_CLOEXEC));
+  impl->fd = base::UniqueFd(
+      ::open(impl->dwarf_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!impl->fd) return base::errno_error("open " + impl->dwarf_path);
   impl->dwarf.reset(dwarf_begin(impl->fd.get(), DWARF_C_READ));
   if (impl->dwarf == nullptr)

@@ -230,6 +230,9 @@ struct ArtifactSet {
   std::map<std::string, uint64_t> errors;
   std::map<std::string, std::string>
       error_examples;  // reason -> "path: message"
+  // Every "write_failed", "module path: message", in key order: artifacts
+  // lost to a full disk or an I/O error (the caller must report them).
+  std::vector<std::string> write_failures;
 };
 
 // Groups mappings by file identity (path + dev/inode when known; one path

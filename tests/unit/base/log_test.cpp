@@ -29,7 +29,7 @@ TEST_SUITE("base") {
   TEST_CASE("the log file receives debug lines") {
     runner::testing::TempDir dir;
     runner::base::configure_logging("error");
-    runner::base::set_log_file(dir.file("runner.log"));
+    REQUIRE(runner::base::set_log_file(dir.file("runner.log")));
     RUNNER_LOG("fifo", kDebug) << "frame " << 42;
     runner::base::close_log_file();
     runner::base::configure_logging("");

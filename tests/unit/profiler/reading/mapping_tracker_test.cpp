@@ -296,7 +296,8 @@ TEST_SUITE("profiler") {
     CHECK(m->source == TrackedMapping::Source::kMmap2);
     CHECK(m->start == 0x7f0000000000);  // perf's MMAP2 won over /proc
     CHECK(m->open_path.rfind("/proc/self/fd/", 0) == 0);
-    auto bytes = runner::base::read_file(m->open_path);
+    auto bytes = runner::base::read_file(m->open_path,
+                                         runner::base::following_symlinks());
     REQUIRE(bytes);
     CHECK(*bytes == *elf);
     // The helper's own exe and libc came from the snapshot.

@@ -187,13 +187,15 @@ TEST_SUITE("profiler") {
     CHECK(snap->pinned[0].end == gone->end);
     std::string through =
         "/proc/self/fd/" + std::to_string(snap->pinned[0].fd.get());
-    auto bytes = runner::base::read_file(through);
+    auto bytes =
+        runner::base::read_file(through, runner::base::following_symlinks());
     REQUIRE(bytes);
     CHECK(*bytes == *original);
 
     // Still readable once the process is gone.
     proc.finish();
-    auto after = runner::base::read_file(through);
+    auto after =
+        runner::base::read_file(through, runner::base::following_symlinks());
     REQUIRE(after);
     CHECK(after->substr(0, 4) ==
           "\x7f"

@@ -112,7 +112,8 @@ struct ReadAll {
 inline ReadAll read_all(const std::string& path,
                         size_t max_records = 10000000) {
   ReadAll out;
-  auto reader = PipeDataReader::open(path);
+  auto reader =
+      PipeDataReader::open(path, PipeDataReader::Source::kFileOrStream);
   if (!reader) {
     out.error = reader.error().what();
     return out;

@@ -1,5 +1,7 @@
 #include "profiler/pipedata_writer.hpp"
 
+#include <fcntl.h>
+
 #include <cstring>
 #include <string>
 
@@ -81,7 +83,9 @@ TEST_SUITE("profiler") {
   }
 
   TEST_CASE("PipedataWriter keeps the first write error and drops the rest") {
-    auto writer = PipedataWriter::create("/dev/full", 16);
+    base::UniqueFd full(::open("/dev/full", O_WRONLY | O_CLOEXEC));
+    REQUIRE(full);
+    auto writer = PipedataWriter::from_fd(std::move(full), "/dev/full", 16);
     REQUIRE(writer);
     std::string chunk(40, 'y');
     writer->write_bytes(chunk.data(), chunk.size());
