@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
+#include "report/cfi.hpp"
 #include "report/profile_folder.hpp"
 #include "report/report.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -29,6 +30,29 @@ std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) out += line + "\n";
   return out;
+}
+
+void put_uleb(std::vector<uint8_t>& out, uint64_t v) {
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    out.push_back(static_cast<uint8_t>(b | (v != 0 ? 0x80 : 0)));
+  } while (v != 0);
+}
+
+void put_u32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+void put_u64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// Prefixes `entry` with its length, padded with DW_CFA_nop to 4 bytes.
+void put_entry(std::vector<uint8_t>& out, std::vector<uint8_t> entry) {
+  while (entry.size() % 4 != 0) entry.push_back(0);
+  put_u32(out, static_cast<uint32_t>(entry.size()));
+  out.insert(out.end(), entry.begin(), entry.end());
 }
 
 // The recorded fixture copied into `dir`: 18 samples in three benchmark
@@ -160,5 +184,38 @@ TEST_SUITE("report") {
     CHECK(err.str().find(expected) != std::string::npos);
     CHECK(err.str().find("Is a directory") != std::string::npos);
     CHECK(out.str().find("Report:") == std::string::npos);
+  }
+
+  // Found by fuzz_unwind_data: DW_CFA_offset's factor times the CIE's
+  // data alignment overflowed int64_t (undefined behaviour, reported by
+  // UBSan in the sanitizer build). It now wraps, as address arithmetic does.
+  TEST_CASE("a CFA offset factor that overflows wraps instead of UB") {
+    std::vector<uint8_t> eh;
+    std::vector<uint8_t> cie = {0, 0, 0, 0, 1, 'z', 'R', 0};  // id, version
+    put_uleb(cie, 1);                                         // code align
+    cie.push_back(0x78);                                      // data align -8
+    put_uleb(cie, 16);                                        // RA column
+    cie.insert(cie.end(), {1, 0x00});     // augmentation: absptr FDE pointers
+    cie.insert(cie.end(), {0x0c, 7, 8});  // def_cfa rsp+8
+    put_entry(eh, cie);
+    const uint32_t fde_at = static_cast<uint32_t>(eh.size());
+    std::vector<uint8_t> fde;
+    put_u32(fde, fde_at + 4);  // back to the CIE at 0
+    put_u64(fde, 0x1000);      // pc_begin
+    put_u64(fde, 0x100);       // pc_range
+    put_uleb(fde, 0);          // augmentation data
+    fde.push_back(0x80 | 6);   // DW_CFA_offset rbp, factor 2^62 + 1
+    put_uleb(fde, (uint64_t{1} << 62) + 1);
+    put_entry(eh, fde);
+    put_u32(eh, 0);  // terminator
+    auto frame = runner::report::EhFrame::create(eh, 0x4000, std::nullopt, 0);
+    REQUIRE_MESSAGE(frame, frame.error().what());
+    auto row = frame->find_row(0x1010);
+    REQUIRE_MESSAGE(row, row.error().what());
+    CHECK(row->cfa.reg == 7);
+    CHECK(row->cfa.offset == 8);
+    CHECK(row->regs[6].kind == runner::report::RegRule::Kind::kOffset);
+    // (2^62 + 1) * -8 modulo 2^64.
+    CHECK(row->regs[6].offset == -8);
   }
 }
