@@ -48,7 +48,7 @@ test: build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
-                metadata timestamps perf_map report
+                metadata timestamps perf_map pipedata report
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
