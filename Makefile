@@ -13,7 +13,7 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps build format format-check clean
+.PHONY: demo test deps build format format-check clean fuzz
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -40,6 +40,38 @@ test: build
 	else echo "no test case skipped"; fi; \
 	exit $$status
 
+# libFuzzer targets (tests/fuzz/) under ASan+UBSan, built with clang in
+# their own directory: each runs FUZZ_SECONDS on its seed corpus
+# (tests/fuzz/corpus/<target>) plus what earlier runs found
+# ($(FUZZ_BUILD)/corpus/<target>). Any crash, leak, timeout or
+# out-of-memory fails; the input is kept in $(FUZZ_BUILD)/crashes/.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
+                metadata timestamps perf_map pipedata report
+fuzz: deps
+	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
+	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
+	  -Db_sanitize=address,undefined -Db_lundef=false
+	ninja -C $(FUZZ_BUILD) fuzz
+	@failed=""; mkdir -p $(FUZZ_BUILD)/crashes; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  dict=; test -f tests/fuzz/$$t.dict && dict=-dict=tests/fuzz/$$t.dict; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
+	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1 \
+	  || { failed="$$failed $$t"; tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
+	  grep -h '^stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$t.log; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in $(FUZZ_BUILD)/crashes/)"; exit 1; fi; \
+	echo "fuzz: every target ran $(FUZZ_SECONDS) s clean"
+
 demo: build
 	@rm -rf demo-profile
 	$(RUNNER) run --profile-folder demo-profile --report -- $(EXAMPLE)
@@ -54,4 +86,4 @@ format-check:
 	git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan $(FUZZ_BUILD)

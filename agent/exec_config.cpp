@@ -51,11 +51,32 @@ bool is_dash_item(const std::string& text) {
   return text == "-" || (text.size() >= 2 && text[0] == '-' && text[1] == ' ');
 }
 
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+// Deeper collections are refused: the parser (and the Node tree's
+// destructor) recurse once per level, so an unbounded depth would overflow
+// the stack. Real configs nest about five levels.
+constexpr int kMaxNesting = 64;
+
+// Counts one level of nesting while it lives.
+class NestingLevel {
+ public:
+  explicit NestingLevel(int& depth) : depth_(depth) { ++depth_; }
+  ~NestingLevel() { --depth_; }
+  NestingLevel(const NestingLevel&) = delete;
+  NestingLevel& operator=(const NestingLevel&) = delete;
+  bool too_deep() const { return depth_ > kMaxNesting; }
+
+ private:
+  int& depth_;
+};
+
 class YamlParser {
  public:
   explicit YamlParser(std::string path) : path_(std::move(path)) {}
 
   base::Result<Node> parse(std::string_view text) {
+    // A UTF-8 byte order mark (editors on Windows write one) is not content.
+    if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
     if (auto st = split_lines(text); !st) return std::move(st.error());
     if (lines_.empty()) return Node{};
     auto root = parse_block(lines_[0].indent);
@@ -68,6 +89,11 @@ class YamlParser {
  private:
   base::Error error(int line, const std::string& message) const {
     return base::Error(path_ + ":" + std::to_string(line) + ": " + message);
+  }
+
+  base::Error too_deep(int line) const {
+    return error(line, "lists and mappings nested deeper than " +
+                           std::to_string(kMaxNesting) + " levels");
   }
 
   base::Status split_lines(std::string_view text) {
@@ -137,6 +163,8 @@ class YamlParser {
 
   base::Result<Node> parse_block(size_t indent) {
     const Line& line = lines_[pos_];
+    const NestingLevel level(depth_);
+    if (level.too_deep()) return too_deep(line.number);
     if (is_dash_item(line.text)) return parse_list(indent);
     if (map_colon(line.text) != std::string::npos) return parse_map(indent);
     auto node = parse_inline(line.text, line.number);
@@ -304,6 +332,8 @@ class YamlParser {
     }
     if (c == '"' || c == '\'') return parse_quoted(s, i, line);
     if (c == '[' || c == '{') {
+      const NestingLevel level(depth_);
+      if (level.too_deep()) return too_deep(line);
       const char close = c == '[' ? ']' : '}';
       node.kind = c == '[' ? Node::Kind::kList : Node::Kind::kMap;
       ++i;
@@ -376,6 +406,7 @@ class YamlParser {
   std::string path_;
   std::vector<Line> lines_;
   size_t pos_ = 0;
+  int depth_ = 0;  // collections being parsed (NestingLevel)
 };
 
 // ---- the config schema --------------------------------------------------

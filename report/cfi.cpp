@@ -143,6 +143,13 @@ class Cursor {
   bool ok_ = true;
 };
 
+// factor * data_align in wrapping (two's complement) arithmetic: a hostile
+// CIE must not make it undefined behaviour, and offsets only ever feed
+// address arithmetic modulo 2^64.
+int64_t scaled(uint64_t factor, int64_t data_align) {
+  return static_cast<int64_t>(factor * static_cast<uint64_t>(data_align));
+}
+
 struct Cie {
   uint8_t fde_encoding = kPeAbsptr;
   bool has_augmentation_length = false;
@@ -313,7 +320,7 @@ class RowProgram {
       if (high == 0x80) {  // DW_CFA_offset
         set(row, low,
             RegRule{RegRule::Kind::kOffset, 0,
-                    static_cast<int64_t>(c.uleb()) * cie_.data_align});
+                    scaled(c.uleb(), cie_.data_align)});
         continue;
       }
       if (high == 0xc0) {  // DW_CFA_restore
@@ -347,7 +354,7 @@ class RowProgram {
           uint64_t reg = c.uleb();
           set(row, reg,
               RegRule{RegRule::Kind::kOffset, 0,
-                      static_cast<int64_t>(c.uleb()) * cie_.data_align});
+                      scaled(c.uleb(), cie_.data_align)});
           break;
         }
         case 0x06:
@@ -418,29 +425,34 @@ class RowProgram {
         case 0x11: {  // offset_extended_sf
           uint64_t reg = c.uleb();
           set(row, reg,
-              RegRule{RegRule::Kind::kOffset, 0, c.sleb() * cie_.data_align});
+              RegRule{
+                  RegRule::Kind::kOffset, 0,
+                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
           break;
         }
         case 0x12:  // def_cfa_sf
           row->cfa.kind = CfaRule::Kind::kRegOffset;
           row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.offset = c.sleb() * cie_.data_align;
+          row->cfa.offset =
+              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
           break;
         case 0x13:
-          row->cfa.offset = c.sleb() * cie_.data_align;
+          row->cfa.offset =
+              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
           break;
         case 0x14: {  // val_offset
           uint64_t reg = c.uleb();
           set(row, reg,
               RegRule{RegRule::Kind::kValOffset, 0,
-                      static_cast<int64_t>(c.uleb()) * cie_.data_align});
+                      scaled(c.uleb(), cie_.data_align)});
           break;
         }
         case 0x15: {  // val_offset_sf
           uint64_t reg = c.uleb();
           set(row, reg,
-              RegRule{RegRule::Kind::kValOffset, 0,
-                      c.sleb() * cie_.data_align});
+              RegRule{
+                  RegRule::Kind::kValOffset, 0,
+                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
           break;
         }
         case 0x2e:
@@ -450,7 +462,7 @@ class RowProgram {
           uint64_t reg = c.uleb();
           set(row, reg,
               RegRule{RegRule::Kind::kOffset, 0,
-                      -static_cast<int64_t>(c.uleb()) * cie_.data_align});
+                      scaled(0 - c.uleb(), cie_.data_align)});
           break;
         }
         default:

@@ -1,6 +1,9 @@
 #include "report/profile_folder.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -109,9 +112,189 @@ std::string drop_json_members(std::string_view t,
   return out;
 }
 
+// Values of an artifact's JSON with a wrong type or range: each is skipped,
+// and one warning per top-level key names the file, the key path of the
+// first one and how many there were (a hostile file cannot flood the
+// output).
+class MetadataChecker {
+ public:
+  explicit MetadataChecker(std::string file) : file_(std::move(file)) {}
+
+  void problem(const std::string& path, const std::string& cause) {
+    const std::string section = path.substr(0, path.find_first_of(".["));
+    Problem& p = problems_[section];
+    if (p.count++ != 0) return;
+    // Keys come from the file: a huge one is cut.
+    constexpr size_t kMaxShown = 200;
+    p.first =
+        path.size() <= kMaxShown ? path : path.substr(0, kMaxShown) + "...";
+    p.first += ": " + cause;
+  }
+
+  // object[key] when present with the type `type`; nullptr when absent, or
+  // (noted) of another type. `path` names it in the warning (default: key).
+  const nlohmann::json* member(const nlohmann::json& object, const char* key,
+                               nlohmann::json::value_t type,
+                               const std::string& path = "") {
+    auto it = object.find(key);
+    if (it == object.end()) return nullptr;
+    if (it->type() != type) {
+      problem(path.empty() ? key : path, std::string("expected ") +
+                                             nlohmann::json(type).type_name() +
+                                             ", got " + it->type_name());
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  const std::string* string(const nlohmann::json& v, const std::string& path) {
+    if (v.is_string()) return v.get_ptr<const std::string*>();
+    problem(path, std::string("expected string, got ") + v.type_name());
+    return nullptr;
+  }
+
+  // An address or size: an integer (negative ones wrap, as load biases may).
+  std::optional<uint64_t> u64(const nlohmann::json& v,
+                              const std::string& path) {
+    if (v.is_number_integer()) return json_u64(v);
+    problem(path, std::string("expected an integer, got ") + v.type_name());
+    return std::nullopt;
+  }
+
+  std::optional<int32_t> pid(const nlohmann::json& v, const std::string& path) {
+    if (v.is_number_integer()) {
+      const int64_t n = v.is_number_unsigned()
+                            ? static_cast<int64_t>(std::min<uint64_t>(
+                                  v.get<uint64_t>(), INT64_MAX))
+                            : v.get<int64_t>();
+      if (n >= 0 && n <= INT32_MAX) return static_cast<int32_t>(n);
+    }
+    problem(path, "expected a pid, got " +
+                      v.dump(-1, ' ', false,
+                             nlohmann::json::error_handler_t::replace));
+    return std::nullopt;
+  }
+
+  // A pid written as an object key ("1234").
+  std::optional<int32_t> pid_key(const std::string& text,
+                                 const std::string& path) {
+    int32_t pid = 0;
+    auto [end, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), pid);
+    if (ec == std::errc() && end == text.data() + text.size() && pid >= 0)
+      return pid;
+    problem(path, "not a pid");
+    return std::nullopt;
+  }
+
+  void flush(std::vector<std::string>& warnings) {
+    for (const auto& [section, p] : problems_) {
+      std::string text = file_ + ": " + p.first;
+      if (p.count > 1)
+        text += " (and " + std::to_string(p.count - 1) + " more in " + section +
+                ")";
+      warnings.push_back(text + ": ignored");
+    }
+    problems_.clear();
+  }
+
+ private:
+  struct Problem {
+    std::string first;
+    uint64_t count = 0;
+  };
+  std::string file_;
+  std::map<std::string, Problem> problems_;
+};
+
+// mapped_process_module_symbols and mapped_process_unwind_data_by_pid:
+// {"<pid>": [entry, ...]}; each malformed entry is skipped and noted.
+std::map<int32_t, PidModules> read_pid_modules(const nlohmann::json& meta,
+                                               MetadataChecker& check) {
+  using Type = nlohmann::json::value_t;
+  std::map<int32_t, PidModules> pids;
+  // Calls read(pid, entry, path) for each entry of each pid of `section`.
+  auto each_entry = [&check, &meta](const char* section, auto&& read) {
+    const auto* by_pid = check.member(meta, section, Type::object);
+    if (by_pid == nullptr) return;
+    for (const auto& [pid_text, entries] : by_pid->items()) {
+      const std::string at = std::string(section) + "." + pid_text;
+      auto pid = check.pid_key(pid_text, at);
+      if (!pid) continue;
+      if (!entries.is_array()) {
+        check.problem(
+            at, std::string("expected array, got ") + entries.type_name());
+        continue;
+      }
+      for (size_t i = 0; i < entries.size(); ++i) {
+        const std::string path = at + "[" + std::to_string(i) + "]";
+        if (!entries[i].is_object()) {
+          check.problem(path, std::string("expected object, got ") +
+                                  entries[i].type_name());
+          continue;
+        }
+        read(*pid, entries[i], path);
+      }
+    }
+  };
+  auto required = [&check](const nlohmann::json& e, const char* key,
+                           const std::string& path) -> const nlohmann::json* {
+    auto it = e.find(key);
+    if (it != e.end()) return &*it;
+    check.problem(path + "." + key, "missing");
+    return nullptr;
+  };
+  each_entry("mapped_process_module_symbols", [&](int32_t pid,
+                                                  const nlohmann::json& e,
+                                                  const std::string& path) {
+    const auto* key_value = required(e, "perf_map_key", path);
+    const std::string* key =
+        key_value ? check.string(*key_value, path + ".perf_map_key") : nullptr;
+    std::optional<uint64_t> bias = 0;
+    if (auto it = e.find("load_bias"); it != e.end())
+      bias = check.u64(*it, path + ".load_bias");
+    if (key != nullptr && bias) pids[pid].symbols.push_back({*key, *bias});
+  });
+  each_entry("mapped_process_unwind_data_by_pid", [&](int32_t pid,
+                                                      const nlohmann::json& e,
+                                                      const std::string& path) {
+    const auto* key_value = required(e, "unwind_data_key", path);
+    const std::string* key =
+        key_value ? check.string(*key_value, path + ".unwind_data_key")
+                  : nullptr;
+    const auto* range = required(e, "avma_range", path);
+    if (range != nullptr && !range->is_object()) {
+      check.problem(path + ".avma_range",
+                    std::string("expected object, got ") + range->type_name());
+      range = nullptr;
+    }
+    std::optional<uint64_t> start, end, base = 0;
+    if (range != nullptr) {
+      if (const auto* v = required(*range, "start", path + ".avma_range"))
+        start = check.u64(*v, path + ".avma_range.start");
+      if (const auto* v = required(*range, "end", path + ".avma_range"))
+        end = check.u64(*v, path + ".avma_range.end");
+    }
+    if (auto it = e.find("base_avma"); it != e.end())
+      base = check.u64(*it, path + ".base_avma");
+    if (key != nullptr && start && end && base)
+      pids[pid].unwind.push_back({*key, *start, *end, *base});
+  });
+  for (auto& [pid, modules] : pids) {
+    std::sort(modules.unwind.begin(), modules.unwind.end(),
+              [](const UnwindRef& a, const UnwindRef& b) {
+                return a.start < b.start;
+              });
+  }
+  return pids;
+}
+
+// The kind of a marker {"<kind>": timestamp}, or "" when it has another
+// shape.
 std::string marker_kind(const nlohmann::json& marker, uint64_t* ts) {
   if (!marker.is_object() || marker.size() != 1) return "";
   auto it = marker.begin();
+  if (!it.value().is_number_integer()) return "";
   *ts = json_u64(it.value());
   return it.key();
 }
@@ -192,63 +375,37 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
     meta = nlohmann::json::object();
   }
 
-  auto object = [&meta](const char* key) {
-    auto it = meta.find(key);
-    return it != meta.end() && it->is_object() ? *it : nlohmann::json::object();
-  };
-  // Named copies: a temporary's items() would dangle in a range-for.
-  const nlohmann::json module_symbols = object("mapped_process_module_symbols");
-  const nlohmann::json unwind_by_pid =
-      object("mapped_process_unwind_data_by_pid");
-  const nlohmann::json key_paths = object("path_key_to_path");
-  for (const auto& [pid_text, entries] : module_symbols.items()) {
-    int32_t pid =
-        static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
-    if (!entries.is_array()) continue;
-    for (const auto& e : entries) {
-      if (!e.is_object() || !e.contains("perf_map_key")) continue;
-      pf.pids_[pid].symbols.push_back(
-          {e["perf_map_key"].get<std::string>(),
-           json_u64(e.value("load_bias", nlohmann::json(0)))});
-    }
+  MetadataChecker check("perf.metadata");
+  pf.pids_ = read_pid_modules(meta, check);
+  if (const auto* key_paths = check.member(meta, "path_key_to_path",
+                                           nlohmann::json::value_t::object)) {
+    for (const auto& [key, path] : key_paths->items())
+      if (const auto* value = check.string(path, "path_key_to_path." + key))
+        pf.key_to_path_[key] = *value;
   }
-  for (const auto& [pid_text, entries] : unwind_by_pid.items()) {
-    int32_t pid =
-        static_cast<int32_t>(std::strtol(pid_text.c_str(), nullptr, 10));
-    if (!entries.is_array()) continue;
-    for (const auto& e : entries) {
-      if (!e.is_object() || !e.contains("unwind_data_key") ||
-          !e.contains("avma_range") || !e["avma_range"].is_object())
-        continue;
-      pf.pids_[pid].unwind.push_back(
-          {e["unwind_data_key"].get<std::string>(),
-           json_u64(e["avma_range"].value("start", nlohmann::json(0))),
-           json_u64(e["avma_range"].value("end", nlohmann::json(0))),
-           json_u64(e.value("base_avma", nlohmann::json(0)))});
-    }
-  }
-  for (auto& [pid, modules] : pf.pids_) {
-    std::sort(modules.unwind.begin(), modules.unwind.end(),
-              [](const UnwindRef& a, const UnwindRef& b) {
-                return a.start < b.start;
-              });
-  }
-  for (const auto& [key, path] : key_paths.items())
-    if (path.is_string()) pf.key_to_path_[key] = path.get<std::string>();
-
-  if (meta.contains("runner") && meta["runner"].is_object()) {
-    const auto& runner = meta["runner"];
-    if (runner.value("pid_filter", std::string()) == "tracked" &&
-        runner.contains("tracked_pids") && runner["tracked_pids"].is_array()) {
+  if (const auto* runner =
+          check.member(meta, "runner", nlohmann::json::value_t::object)) {
+    const auto* filter =
+        check.member(*runner, "pid_filter", nlohmann::json::value_t::string,
+                     "runner.pid_filter");
+    const auto* tracked =
+        check.member(*runner, "tracked_pids", nlohmann::json::value_t::array,
+                     "runner.tracked_pids");
+    if (filter != nullptr && *filter == "tracked" && tracked != nullptr) {
       pf.filter_pids_ = true;
-      for (const auto& p : runner["tracked_pids"])
-        if (p.is_number_integer()) pf.tracked_pids_.insert(p.get<int32_t>());
+      for (size_t i = 0; i < tracked->size(); ++i) {
+        if (auto pid = check.pid((*tracked)[i], "runner.tracked_pids[" +
+                                                    std::to_string(i) + "]"))
+          pf.tracked_pids_.insert(*pid);
+      }
     }
   }
+  check.flush(pf.warnings_);
 
   // Benchmark windows: ExecutionTimestamps.msgpack, else the copies in the
   // metadata.
   nlohmann::json timestamps;
+  MetadataChecker check_timestamps("ExecutionTimestamps.msgpack");
   if (auto bytes = base::read_file(folder + "/ExecutionTimestamps.msgpack")) {
     timestamps = nlohmann::json::from_msgpack(*bytes, true, false);
     if (timestamps.is_discarded()) {
@@ -259,41 +416,53 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
     }
   }
   if (!timestamps.is_object()) {
+    check_timestamps = MetadataChecker("perf.metadata");
     timestamps = nlohmann::json::object();
     timestamps["uri_by_ts"] = meta.value("uri_by_ts", nlohmann::json::array());
     timestamps["markers"] = meta.value("markers", nlohmann::json::array());
   }
   std::vector<std::pair<uint64_t, std::string>> uris;
-  if (timestamps.contains("uri_by_ts") && timestamps["uri_by_ts"].is_array()) {
-    for (const auto& e : timestamps["uri_by_ts"])
-      if (e.is_array() && e.size() == 2 && e[1].is_string())
+  if (const auto* list = check_timestamps.member(
+          timestamps, "uri_by_ts", nlohmann::json::value_t::array)) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const auto& e = (*list)[i];
+      if (e.is_array() && e.size() == 2 && e[0].is_number_integer() &&
+          e[1].is_string())
         uris.push_back({json_u64(e[0]), e[1].get<std::string>()});
+      else
+        check_timestamps.problem("uri_by_ts[" + std::to_string(i) + "]",
+                                 "expected [timestamp, uri]");
+    }
   }
   bool open_window = false;
   // A RoundStart waiting for its RoundEnd (has_round_start = false: none).
   uint64_t round_start = 0;
   bool has_round_start = false;
-  if (timestamps.contains("markers") && timestamps["markers"].is_array()) {
-    for (const auto& m : timestamps["markers"]) {
-      uint64_t ts = 0;
-      std::string kind = marker_kind(m, &ts);
-      if (kind == "SampleStart") {
-        if (open_window) continue;
-        pf.windows_.push_back(Window{ts, UINT64_MAX, "", "", {}});
-        open_window = true;
-      } else if (kind == "SampleEnd" && open_window) {
-        pf.windows_.back().end = ts;
-        open_window = false;
-      } else if (kind == "RoundStart" || kind == "BenchmarkStart") {
-        round_start = ts;
-        has_round_start = true;
-      } else if ((kind == "RoundEnd" || kind == "BenchmarkEnd") &&
-                 has_round_start && !pf.windows_.empty()) {
-        pf.windows_.back().rounds.push_back({round_start, ts});
-        has_round_start = false;
-      }
+  const auto* markers = check_timestamps.member(timestamps, "markers",
+                                                nlohmann::json::value_t::array);
+  for (size_t i = 0; markers != nullptr && i < markers->size(); ++i) {
+    uint64_t ts = 0;
+    std::string kind = marker_kind((*markers)[i], &ts);
+    if (kind.empty()) {
+      check_timestamps.problem("markers[" + std::to_string(i) + "]",
+                               "expected {\"<marker>\": timestamp}");
+    } else if (kind == "SampleStart") {
+      if (open_window) continue;
+      pf.windows_.push_back(Window{ts, UINT64_MAX, "", "", {}});
+      open_window = true;
+    } else if (kind == "SampleEnd" && open_window) {
+      pf.windows_.back().end = ts;
+      open_window = false;
+    } else if (kind == "RoundStart" || kind == "BenchmarkStart") {
+      round_start = ts;
+      has_round_start = true;
+    } else if ((kind == "RoundEnd" || kind == "BenchmarkEnd") &&
+               has_round_start && !pf.windows_.empty()) {
+      pf.windows_.back().rounds.push_back({round_start, ts});
+      has_round_start = false;
     }
   }
+  check_timestamps.flush(pf.warnings_);
   for (size_t i = 0; i < pf.windows_.size(); ++i) {
     Window& w = pf.windows_[i];
     for (const auto& [ts, uri] : uris) {

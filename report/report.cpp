@@ -1,8 +1,10 @@
 #include "report/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -133,6 +135,14 @@ std::string folded_text(const std::vector<FoldedStack>& stacks) {
     text += ' ' + std::to_string(s.count) + '\n';
   }
   return text;
+}
+
+// "cannot write <path>: <cause>", naming `path` once whatever the error
+// already says.
+std::string write_error(const std::string& path, const base::Error& error) {
+  std::string cause = error.what();
+  if (cause.starts_with(path + ": ")) cause.erase(0, path.size() + 2);
+  return "cannot write " + path + ": " + cause;
 }
 
 const Window* find_window(const std::vector<Window>& windows, uint64_t time,
@@ -440,12 +450,15 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   flush_round();
   printer.flush();
 
+  // Outputs that could not be written (each names its file and errno):
+  // the report then fails.
+  std::vector<std::string> write_errors;
   if (!perf_script) {
     const std::string report_dir = options.folder + "/report";
     bool can_write = true;
     if (auto st = base::make_directories(report_dir); !st) {
-      folder.warnings().push_back("cannot create " + report_dir + ": " +
-                                  st.error().what());
+      write_errors.push_back("cannot create " + report_dir + ": " +
+                             st.error().what());
       can_write = false;
     }
     nlohmann::ordered_json summary = nlohmann::ordered_json::object();
@@ -485,16 +498,18 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
           if (stacks.empty()) continue;
           std::string stem = base + (proper ? "" : ".harness");
           auto folded_stacks = folded(stacks, symbolizer);
-          auto st1 = base::write_file_atomic(
-              report_dir + "/" + stem + ".folded", folded_text(folded_stacks));
-          auto st2 = base::write_file_atomic(
-              report_dir + "/" + stem + ".svg",
-              render_flamegraph(bench.name + (proper ? "" : " (harness)"),
-                                folded_stacks));
-          if (!st1 || !st2)
-            folder.warnings().push_back(
-                "writing " + stem + ": " +
-                (!st1 ? st1.error().what() : st2.error().what()));
+          const std::string folded_path = report_dir + "/" + stem + ".folded";
+          if (auto st = base::write_file_atomic(folded_path,
+                                                folded_text(folded_stacks));
+              !st)
+            write_errors.push_back(write_error(folded_path, st.error()));
+          const std::string svg_path = report_dir + "/" + stem + ".svg";
+          if (auto st = base::write_file_atomic(
+                  svg_path,
+                  render_flamegraph(bench.name + (proper ? "" : " (harness)"),
+                                    folded_stacks));
+              !st)
+            write_errors.push_back(write_error(svg_path, st.error()));
           js[proper ? "folded" : "harness_folded"] = stem + ".folded";
           js[proper ? "flamegraph" : "harness_flamegraph"] = stem + ".svg";
         }
@@ -504,11 +519,17 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     }
     summary["warnings"] = folder.warnings();
     if (can_write) {
-      if (auto st = base::write_file_atomic(report_dir + "/summary.json",
-                                            summary.dump(2) + "\n");
+      // Names and URIs come from the profile folder and may not be valid
+      // UTF-8: invalid bytes are written as U+FFFD (the replacement
+      // character) instead of aborting the dump.
+      const std::string summary_path = report_dir + "/summary.json";
+      if (auto st = base::write_file_atomic(
+              summary_path,
+              summary.dump(2, ' ', false,
+                           nlohmann::ordered_json::error_handler_t::replace) +
+                  "\n");
           !st)
-        folder.warnings().push_back("writing summary.json: " +
-                                    st.error().what());
+        write_errors.push_back(write_error(summary_path, st.error()));
     }
 
     // Terminal summary.
@@ -532,14 +553,25 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       out << "\n(" << result.outside_windows
           << " samples outside benchmark windows, " << result.filtered_pids
           << " of untracked processes: not shown)\n";
-    if (result.samples_shown > 0)
+    if (result.samples_shown > 0 && write_errors.empty())
       out << "\nReport: " << report_dir
           << "/ (summary.json, *.folded, *.svg)\n";
+  }
+  errno = 0;
+  if (!out.flush()) {
+    const int code = errno;
+    write_errors.push_back(
+        std::string("cannot write the report to standard output") +
+        (code != 0 ? std::string(": ") + std::strerror(code) : ""));
   }
 
   for (const auto& w : folder.warnings())
     err << "runner report: warning: " << w << "\n";
   result.warnings = folder.warnings();
+  for (const auto& e : write_errors)
+    err << "runner report: error: " << e << "\n";
+  result.write_errors = write_errors;
+  if (!write_errors.empty()) result.exit_code = 1;
   if (result.samples_shown == 0) {
     err << "runner report: nothing to report in " << options.folder
         << (result.samples_read == 0 ? ": no samples"

@@ -39,12 +39,15 @@ struct BenchmarkSummary {
 };
 
 struct ReportResult {
-  // 0 when something could be reported, 1 when nothing could.
+  // 0 when something could be reported and every output was written; 1
+  // when nothing could be reported or an output could not be written
+  // (write_errors names each file and errno).
   int exit_code = 0;
   uint64_t samples_read = 0, samples_shown = 0;
   uint64_t outside_windows = 0, filtered_pids = 0;
   std::vector<BenchmarkSummary> benchmarks;
   std::vector<std::string> warnings;
+  std::vector<std::string> write_errors;
 };
 
 base::Result<ReportResult> run_report(const ReportOptions& options,

@@ -28,7 +28,9 @@ std::string format_symbols_map(std::span<const Symbol> symbols) {
     r = std::to_chars(buf, buf + sizeof(buf), s.size, 16);
     out.append(buf, r.ptr);
     out.push_back(' ');
-    out.append(s.name);
+    // One line per symbol whatever the ELF file names it: a line break in a
+    // name would end the line early (and could forge another symbol's).
+    for (char c : s.name) out.push_back(c == '\n' || c == '\r' ? '?' : c);
     out.push_back('\n');
   }
   return out;

@@ -82,7 +82,8 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
 base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
                                                const DebugSearch& search);
 
-// "<addr hex> <size hex> <name>\n" per symbol, lowercase hex without 0x.
+// "<addr hex> <size hex> <name>\n" per symbol, lowercase hex without 0x
+// ('\n' and '\r' in a name are written as '?').
 std::string format_symbols_map(std::span<const Symbol> symbols);
 // Tolerant reader of the format above: malformed lines are skipped and
 // counted in *bad_lines (when given). Errors only when there are lines but
