@@ -396,7 +396,11 @@ base::Status finalize_profile(FinalizeInput input) {
   meta["runner"] = std::move(runner);
 
   base::Status artifacts_written = report_write_failures(write_failures);
-  auto st = base::write_file_atomic(folder + "/perf.metadata", meta.dump());
+  // Paths are bytes, JSON is UTF-8: an invalid byte in a path is written as
+  // U+FFFD rather than losing the whole file.
+  auto st = base::write_file_atomic(
+      folder + "/perf.metadata",
+      meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!st) {
     st.error().context("perf.metadata");
     if (!artifacts_written)

@@ -16,6 +16,7 @@
 
 #include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/perf_events.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -172,5 +173,26 @@ TEST_SUITE("e2e") {
     auto res = read_json_file(dir.file("profile/results/" + files[0]));
     REQUIRE(res["benchmarks"].size() == 1);
     CHECK(res["benchmarks"][0]["name"] == "bom");
+  }
+
+  TEST_CASE("runner run of a benchmark under a path that is not UTF-8") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // A directory named "b\xff": the benchmark's path, and so the paths of
+    // its mappings, are bytes that are not UTF-8.
+    const std::string odd = dir.file("b\xff");
+    std::filesystem::create_directories(odd);
+    const std::string bench = odd + "/bench_example";
+    std::filesystem::copy_file(binary("EXAMPLE_BIN"), bench);
+    std::filesystem::permissions(bench, std::filesystem::perms::owner_all);
+    auto r = run_process(
+        runner_argv("run", dir.file("profile"), dir.path(), {}, {bench}));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("fatal") == std::string::npos);
+    REQUIRE(file_exists(dir.file("profile/perf.metadata")));
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    CHECK(meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+              .find("b\xEF\xBF\xBD/bench_example") != std::string::npos);
   }
 }
