@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/perf_events.hpp"
+#include "tests/support/planted_files.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -29,23 +29,6 @@ using namespace runner::testing;
 namespace {
 
 constexpr uid_t kNobody = 65534;
-constexpr const char* kPrecious = "precious content\n";
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-bool is_regular_not_link(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // `runner run` that works without perf events and without results files.
 std::vector<std::string> run_argv(const std::string& folder,
