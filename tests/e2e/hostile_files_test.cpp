@@ -30,6 +30,17 @@ namespace {
 
 constexpr uid_t kNobody = 65534;
 
+// Makes `folder` with a symlink at `name` to DIR/victim, which holds
+// kPrecious; returns the victim's path.
+std::string plant_victim_link(const TempDir& dir, const std::string& folder,
+                              const std::string& name) {
+  REQUIRE(std::filesystem::create_directory(folder));
+  const std::string victim = dir.file("victim");
+  write_text(victim, kPrecious);
+  REQUIRE(::symlink(victim.c_str(), (folder + "/" + name).c_str()) == 0);
+  return victim;
+}
+
 // `runner run` that works without perf events and without results files.
 std::vector<std::string> run_argv(const std::string& folder,
                                   const std::string& fifo_dir,
@@ -159,10 +170,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("a symlink planted at runner.log: its target is left untouched") {
     TempDir dir;
     const std::string folder = dir.file("profile");
-    REQUIRE(std::filesystem::create_directory(folder));
-    const std::string victim = dir.file("victim");
-    write_text(victim, kPrecious);
-    REQUIRE(::symlink(victim.c_str(), (folder + "/runner.log").c_str()) == 0);
+    const std::string victim = plant_victim_link(dir, folder, "runner.log");
 
     auto r = run_process(
         run_argv(folder, dir.path(), {binary("SPINNER_BIN"), "10"}));
@@ -181,11 +189,7 @@ TEST_SUITE("e2e") {
       RUNNER_SKIP_CASE("perf_event_open is refused: no perf.pipedata written");
     TempDir dir;
     const std::string folder = dir.file("profile");
-    REQUIRE(std::filesystem::create_directory(folder));
-    const std::string victim = dir.file("victim");
-    write_text(victim, kPrecious);
-    REQUIRE(::symlink(victim.c_str(), (folder + "/perf.pipedata").c_str()) ==
-            0);
+    const std::string victim = plant_victim_link(dir, folder, "perf.pipedata");
 
     auto r = run_process(
         run_argv(folder, dir.path(), {binary("SPINNER_BIN"), "50"}));
