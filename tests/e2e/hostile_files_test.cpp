@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/perf_events.hpp"
+#include "tests/support/planted_files.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -29,22 +29,16 @@ using namespace runner::testing;
 namespace {
 
 constexpr uid_t kNobody = 65534;
-constexpr const char* kPrecious = "precious content\n";
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-bool is_regular_not_link(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+// Makes `folder` with a symlink at `name` to DIR/victim, which holds
+// kPrecious; returns the victim's path.
+std::string plant_victim_link(const TempDir& dir, const std::string& folder,
+                              const std::string& name) {
+  REQUIRE(std::filesystem::create_directory(folder));
+  const std::string victim = dir.file("victim");
+  write_text(victim, kPrecious);
+  REQUIRE(::symlink(victim.c_str(), (folder + "/" + name).c_str()) == 0);
+  return victim;
 }
 
 // `runner run` that works without perf events and without results files.
@@ -176,10 +170,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("a symlink planted at runner.log: its target is left untouched") {
     TempDir dir;
     const std::string folder = dir.file("profile");
-    REQUIRE(std::filesystem::create_directory(folder));
-    const std::string victim = dir.file("victim");
-    write_text(victim, kPrecious);
-    REQUIRE(::symlink(victim.c_str(), (folder + "/runner.log").c_str()) == 0);
+    const std::string victim = plant_victim_link(dir, folder, "runner.log");
 
     auto r = run_process(
         run_argv(folder, dir.path(), {binary("SPINNER_BIN"), "10"}));
@@ -198,11 +189,7 @@ TEST_SUITE("e2e") {
       RUNNER_SKIP_CASE("perf_event_open is refused: no perf.pipedata written");
     TempDir dir;
     const std::string folder = dir.file("profile");
-    REQUIRE(std::filesystem::create_directory(folder));
-    const std::string victim = dir.file("victim");
-    write_text(victim, kPrecious);
-    REQUIRE(::symlink(victim.c_str(), (folder + "/perf.pipedata").c_str()) ==
-            0);
+    const std::string victim = plant_victim_link(dir, folder, "perf.pipedata");
 
     auto r = run_process(
         run_argv(folder, dir.path(), {binary("SPINNER_BIN"), "50"}));

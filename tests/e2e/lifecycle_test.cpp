@@ -106,6 +106,19 @@ std::optional<runner::base::ExitStatus> wait_runner(
   return status;
 }
 
+// `runner run EXTRA... -- COMMAND...` in the background (stderr to
+// DIR/err), returned once the benchmark created `ready`.
+runner::base::ChildProcess start_until_ready(
+    const TempDir& dir, const std::vector<std::string>& extra,
+    const std::vector<std::string>& command, const std::string& ready) {
+  auto runner = start_runner(
+      runner_argv("run", dir.file("profile"), dir.path(), extra, command),
+      dir.file("err"));
+  REQUIRE(wait_until([&] { return runner::testing::file_exists(ready); },
+                     std::chrono::seconds(60)));
+  return runner;
+}
+
 std::string file_text(const std::string& path) {
   return runner::base::read_file(path).value_or("");
 }
@@ -121,12 +134,8 @@ TEST_SUITE("e2e") {
     TempDir dir;
     const std::string pid_file = dir.file("bench.pid");
     auto runner =
-        start_runner(runner_argv("run", dir.file("profile"), dir.path(),
-                                 {"--allow-no-profile", "--allow-empty"},
-                                 {binary("IGNORE_TERM_BIN"), pid_file}),
-                     dir.file("err"));
-    REQUIRE(wait_until([&] { return runner::testing::file_exists(pid_file); },
-                       std::chrono::seconds(60)));
+        start_until_ready(dir, {"--allow-no-profile", "--allow-empty"},
+                          {binary("IGNORE_TERM_BIN"), pid_file}, pid_file);
     const pid_t bench = read_pid(pid_file);
     REQUIRE(runner.send_signal(SIGTERM));
     auto status = wait_runner(runner, std::chrono::seconds(60));
@@ -151,14 +160,9 @@ TEST_SUITE("e2e") {
   TEST_CASE("a second signal kills the benchmark at once") {
     TempDir dir;
     const std::string pid_file = dir.file("bench.pid");
-    auto runner = start_runner(
-        runner_argv(
-            "run", dir.file("profile"), dir.path(),
-            {"--allow-no-profile", "--allow-empty", "--kill-after", "600"},
-            {binary("IGNORE_TERM_BIN"), pid_file}),
-        dir.file("err"));
-    REQUIRE(wait_until([&] { return runner::testing::file_exists(pid_file); },
-                       std::chrono::seconds(60)));
+    auto runner = start_until_ready(
+        dir, {"--allow-no-profile", "--allow-empty", "--kill-after", "600"},
+        {binary("IGNORE_TERM_BIN"), pid_file}, pid_file);
     const pid_t bench = read_pid(pid_file);
     REQUIRE(runner.send_signal(SIGINT));
     // The second signal only after the first was handled (two pending
@@ -188,12 +192,8 @@ TEST_SUITE("e2e") {
     const std::string script =
         "trap 'exit 0' TERM; : > " + ready + "; while :; do sleep 0.05; done";
     auto runner =
-        start_runner(runner_argv("run", dir.file("profile"), dir.path(),
-                                 {"--allow-no-profile", "--allow-empty"},
-                                 {"/bin/sh", "-c", script}),
-                     dir.file("err"));
-    REQUIRE(wait_until([&] { return runner::testing::file_exists(ready); },
-                       std::chrono::seconds(60)));
+        start_until_ready(dir, {"--allow-no-profile", "--allow-empty"},
+                          {"/bin/sh", "-c", script}, ready);
     REQUIRE(runner.send_signal(SIGTERM));
     auto status = wait_runner(runner, std::chrono::seconds(60));
     const std::string err = file_text(dir.file("err"));
@@ -232,12 +232,8 @@ TEST_SUITE("e2e") {
       TempDir dir;
       const std::string pid_file = dir.file("bench.pid");
       auto runner =
-          start_runner(runner_argv("run", dir.file("profile"), dir.path(),
-                                   {mode, "--allow-empty"},
-                                   {binary("IGNORE_TERM_BIN"), pid_file}),
-                       dir.file("err"));
-      REQUIRE(wait_until([&] { return runner::testing::file_exists(pid_file); },
-                         std::chrono::seconds(60)));
+          start_until_ready(dir, {mode, "--allow-empty"},
+                            {binary("IGNORE_TERM_BIN"), pid_file}, pid_file);
       const pid_t bench = read_pid(pid_file);
       REQUIRE(runner.send_signal(SIGKILL));
       auto status = runner.wait();

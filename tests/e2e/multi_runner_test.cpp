@@ -25,6 +25,7 @@
 #include "base/unique_fd.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/perf_events.hpp"
+#include "tests/support/shared_dir.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -200,54 +201,21 @@ std::string copy_binary(const char* var, const std::string& dir) {
   return to;
 }
 
-// A fresh 0755 directory nobody can reach: under $TMPDIR when all its
-// parents let others through, else under the first of /tmp, /var/tmp,
-// /dev/shm that does (a checkout's $TMPDIR may sit in a private directory).
-// path() is empty when there is none. Removed with its content at the end.
-class ReachableDir {
- public:
-  ReachableDir() {
-    std::vector<std::string> bases;
-    if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && *tmp)
-      bases.emplace_back(tmp);
-    for (const char* base : {"/tmp", "/var/tmp", "/dev/shm"})
-      bases.emplace_back(base);
-    for (const std::string& base : bases) {
-      std::string tmpl = base + "/runner-test.XXXXXX";
-      if (::mkdtemp(tmpl.data()) == nullptr) continue;
-      if (::chmod(tmpl.c_str(), 0755) == 0 &&
-          as_nobody([&] { return ::access(tmpl.c_str(), X_OK) == 0; })) {
-        path_ = tmpl;
-        return;
-      }
-      ::rmdir(tmpl.c_str());
-    }
-  }
-  ~ReachableDir() {
-    std::error_code ec;
-    if (!path_.empty() && std::getenv("RUNNER_KEEP_TEST_DIRS") == nullptr)
-      std::filesystem::remove_all(path_, ec);
-  }
-  ReachableDir(const ReachableDir&) = delete;
-  ReachableDir& operator=(const ReachableDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // The binaries copied where nobody can run them, a home nobody owns, and a
 // way to run the runner as nobody there.
 struct NobodyTools {
-  ReachableDir dir;
+  runner::testing::SharedDir dir;
   std::string bin = dir.path() + "/bin", home = dir.path() + "/home";
   std::string runner, example, mp_bench, child_prog;
   std::string skip;  // why nobody cannot run them here ("" when it can)
 
   NobodyTools() {
     if (dir.path().empty()) {
-      skip =
-          "no directory nobody can reach ($TMPDIR, /tmp, /var/tmp, /dev/shm)";
+      skip = dir.why();
+      return;
+    }
+    if (!as_nobody([&] { return ::access(dir.path().c_str(), X_OK) == 0; })) {
+      skip = "nobody cannot reach " + dir.path();
       return;
     }
     std::filesystem::create_directory(bin);

@@ -4,74 +4,37 @@
 // Only the API that existed before the hardening is used, so these cases
 // build and fail on the old code.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <fstream>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "tests/support/bounded_child.hpp"
+#include "tests/support/planted_files.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace {
 
-constexpr const char* kPrecious = "precious content\n";
+using runner::testing::is_regular_not_link;
+using runner::testing::kPrecious;
+using runner::testing::Outcome;
+using runner::testing::read_text;
+using runner::testing::write_text;
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-bool is_regular_not_link(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-enum class Outcome { kOk, kFailed, kHung };
-
-// Runs `fn` in a child process (1 GiB address space at most) and returns
-// whether it returned true, false, or had not finished after 10 s (then
-// the child is killed): a read that blocks must fail the test, not hang it.
+// runner::testing::run_bounded with 1 GiB of address space at most in the
+// child: a read without a size cap fails the test, not the machine.
 Outcome run_bounded(const std::function<bool()>& fn) {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
+  return runner::testing::run_bounded([&] {
     rlimit limit{rlim_t{1} << 30, rlim_t{1} << 30};
     ::setrlimit(RLIMIT_AS, &limit);
-    bool ok = false;
-    try {
-      ok = fn();
-    } catch (...) {  // e.g. bad_alloc: never back into doctest in the child
-    }
-    ::_exit(ok ? 0 : 1);
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return Outcome::kHung;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? Outcome::kOk
-                                                       : Outcome::kFailed;
+    return fn();
+  });
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
+#include "tests/support/planted_files.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -20,18 +21,9 @@ using runner::base::ReadOptions;
 
 namespace {
 
-constexpr const char* kPrecious = "precious content\n";
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using runner::testing::kPrecious;
+using runner::testing::read_text;
+using runner::testing::write_text;
 
 mode_t mode_of(const std::string& path) {
   struct stat st {};

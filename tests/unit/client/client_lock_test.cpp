@@ -25,60 +25,16 @@
 #include "base/unique_fd.hpp"
 #include "fifo/fifo.hpp"
 #include "instrument_hooks.h"
+#include "tests/support/fifo_peer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fifo = runner::fifo;
 using runner::base::UniqueFd;
+using runner::testing::ClientEnv;
+using runner::testing::RunningServer;
 using runner::testing::TempDir;
 
 namespace {
-
-class ClientEnv {
- public:
-  ClientEnv(const std::string& ctl, const std::string& ack) {
-    ::setenv("RUNNER_CTL_FIFO", ctl.c_str(), 1);
-    ::setenv("RUNNER_ACK_FIFO", ack.c_str(), 1);
-  }
-  ~ClientEnv() {
-    ::unsetenv("RUNNER_CTL_FIFO");
-    ::unsetenv("RUNNER_ACK_FIFO");
-  }
-  ClientEnv(const ClientEnv&) = delete;
-  ClientEnv& operator=(const ClientEnv&) = delete;
-};
-
-class RunningServer {
- public:
-  explicit RunningServer(fifo::ServerHooks hooks = {})
-      : options_{dir_.file("ctl.fifo"), dir_.file("ack.fifo"),
-                 dir_.file("fifo.lock")},
-        guard_(io_.get_executor()) {
-    auto created = fifo::Server::create(io_, options_, std::move(hooks));
-    REQUIRE_MESSAGE(created.has_value(), created.error().what());
-    server_ = std::move(*created);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~RunningServer() { stop(); }
-  fifo::RunData stop() {
-    if (thread_.joinable()) {
-      guard_.reset();
-      io_.stop();
-      thread_.join();
-    }
-    return server_->take_data();
-  }
-  const fifo::ServerOptions& options() const { return options_; }
-
- private:
-  TempDir dir_;
-  fifo::ServerOptions options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
-      guard_;
-  std::unique_ptr<fifo::Server> server_;
-  std::thread thread_;
-};
 
 // A minimal runner that answers every command and never discards anything
 // (so that what is tested is the client's own drain).

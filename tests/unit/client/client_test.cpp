@@ -22,61 +22,15 @@
 #include "fifo/fifo.hpp"
 #include "instrument_hooks.h"
 #include "instrument_hooks.hpp"
+#include "tests/support/fifo_peer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fifo = runner::fifo;
+using runner::testing::ClientEnv;
+using runner::testing::RunningServer;
 using runner::testing::TempDir;
 
 namespace {
-
-// Points the client library at temp FIFO paths for the life of the object.
-class ClientEnv {
- public:
-  explicit ClientEnv(const fifo::ServerOptions& options) {
-    ::setenv("RUNNER_CTL_FIFO", options.ctl_path.c_str(), 1);
-    ::setenv("RUNNER_ACK_FIFO", options.ack_path.c_str(), 1);
-  }
-  ~ClientEnv() {
-    ::unsetenv("RUNNER_CTL_FIFO");
-    ::unsetenv("RUNNER_ACK_FIFO");
-  }
-  ClientEnv(const ClientEnv&) = delete;
-  ClientEnv& operator=(const ClientEnv&) = delete;
-};
-
-// A real fifo::Server on temp paths, its io_context running in a thread.
-class RunningServer {
- public:
-  explicit RunningServer(fifo::ServerHooks hooks = {})
-      : options_{dir_.file("ctl.fifo"), dir_.file("ack.fifo"),
-                 dir_.file("fifo.lock")},
-        guard_(io_.get_executor()) {
-    auto created = fifo::Server::create(io_, options_, std::move(hooks));
-    REQUIRE_MESSAGE(created.has_value(), created.error().what());
-    server_ = std::move(*created);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~RunningServer() { stop(); }
-  fifo::RunData stop() {
-    if (thread_.joinable()) {
-      guard_.reset();
-      io_.stop();
-      thread_.join();
-    }
-    return server_->take_data();
-  }
-  const fifo::ServerOptions& options() const { return options_; }
-
- private:
-  TempDir dir_;
-  fifo::ServerOptions options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
-      guard_;
-  std::unique_ptr<fifo::Server> server_;
-  std::thread thread_;
-};
 
 // Watches files for opens, reads and writes (inotify), to tell whether a
 // process touched them at all.

@@ -21,11 +21,11 @@
 
 #include "base/unique_fd.hpp"
 #include "fifo/fifo.hpp"
+#include "tests/support/fifo_peer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fifo = runner::fifo;
-using runner::base::UniqueFd;
-using runner::testing::TempDir;
+using runner::testing::RunningServer;
 
 namespace {
 
@@ -59,101 +59,15 @@ const fifo::Command kAck = fifo::Ack{};
 
 // ---- a Server on temp FIFOs, and raw clients -------------------------------
 
-class RunningServer {
+// A client writing raw bytes, each write() in one piece; a request waits
+// until the server has read it, and its reply may be missing.
+class RawClient : public runner::testing::FifoPeer {
  public:
-  RunningServer()
-      : options_{dir_.file("ctl.fifo"), dir_.file("ack.fifo"),
-                 dir_.file("fifo.lock")},
-        guard_(io_.get_executor()) {
-    auto created = fifo::Server::create(io_, options_, {});
-    REQUIRE_MESSAGE(created.has_value(), created.error().what());
-    server_ = std::move(*created);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~RunningServer() { stop(); }
-  fifo::RunData stop() {
-    if (thread_.joinable()) {
-      guard_.reset();
-      io_.stop();
-      thread_.join();
-    }
-    return server_->take_data();
-  }
-  const fifo::ServerOptions& options() const { return options_; }
-
- private:
-  TempDir dir_;
-  fifo::ServerOptions options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
-      guard_;
-  std::unique_ptr<fifo::Server> server_;
-  std::thread thread_;
-};
-
-int unread(int fd) {
-  int n = 0;
-  REQUIRE(::ioctl(fd, FIONREAD, &n) == 0);
-  return n;
-}
-
-// A client writing raw bytes, each write() in one piece.
-class RawClient {
- public:
-  explicit RawClient(const fifo::ServerOptions& options)
-      : ctl_(::open(options.ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)),
-        ack_(
-            ::open(options.ack_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)) {
-    REQUIRE(ctl_.valid());
-    REQUIRE(ack_.valid());
-  }
-  // One write, then waits until the server has read everything.
-  void write_consumed(const Bytes& bytes) {
-    REQUIRE(::write(ctl_.get(), bytes.data(), bytes.size()) ==
-            static_cast<ssize_t>(bytes.size()));
-    for (int i = 0; i < 5000 && unread(ctl_.get()) != 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    REQUIRE(unread(ctl_.get()) == 0);
-  }
-  // Waits until `bytes` of replies sit unread in the ack FIFO.
-  void wait_replies(int bytes) {
-    for (int i = 0; i < 5000 && unread(ack_.get()) < bytes; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    REQUIRE(unread(ack_.get()) >= bytes);
-  }
-  std::optional<fifo::Command> receive(int timeout_ms = 5000) {
-    Bytes header(4);
-    if (!read_exact(header, timeout_ms)) return std::nullopt;
-    uint32_t len = header[0] | header[1] << 8 | header[2] << 16 |
-                   static_cast<uint32_t>(header[3]) << 24;
-    REQUIRE(len <= 64);
-    Bytes payload(len);
-    if (!read_exact(payload, timeout_ms)) return std::nullopt;
-    auto decoded = fifo::decode_payload(payload);
-    REQUIRE(decoded.has_value());
-    return *decoded;
-  }
+  using FifoPeer::FifoPeer;
   std::optional<fifo::Command> request(const fifo::Command& c) {
     write_consumed(frame(c));
     return receive();
   }
-
- private:
-  bool read_exact(Bytes& out, int timeout_ms) {
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = ::read(ack_.get(), out.data() + done, out.size() - done);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
-      }
-      pollfd p{ack_.get(), POLLIN, 0};
-      if (::poll(&p, 1, timeout_ms) != 1) return false;
-    }
-    return true;
-  }
-  UniqueFd ctl_, ack_;
 };
 
 }  // namespace

@@ -24,11 +24,14 @@
 
 #include "base/unique_fd.hpp"
 #include "fifo/fifo.hpp"
+#include "tests/support/fifo_peer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace fifo = runner::fifo;
-using runner::base::UniqueFd;
 using runner::testing::TempDir;
+using Client = runner::testing::FifoPeer;
+using runner::testing::RunningServer;
+using runner::testing::temp_fifo_options;
 
 namespace {
 
@@ -40,122 +43,6 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
          static_cast<uint64_t>(ts.tv_nsec);
 }
-
-fifo::ServerOptions temp_options(const TempDir& dir) {
-  return {dir.file("ctl.fifo"), dir.file("ack.fifo"), dir.file("fifo.lock")};
-}
-
-// A blocking client speaking the protocol by hand (independent of the C
-// client library, which has its own tests).
-class Client {
- public:
-  explicit Client(const fifo::ServerOptions& options)
-      : ctl_(::open(options.ctl_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)),
-        ack_(
-            ::open(options.ack_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)) {
-    REQUIRE(ctl_.valid());
-    REQUIRE(ack_.valid());
-  }
-
-  void send_bytes(const Bytes& bytes) {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(ctl_.get(), bytes.data() + done, bytes.size() - done);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
-      }
-      REQUIRE((n < 0 && errno == EAGAIN));
-      pollfd p{ctl_.get(), POLLOUT, 0};
-      REQUIRE(::poll(&p, 1, 5000) == 1);
-    }
-  }
-  void send(const fifo::Command& command) {
-    send_bytes(fifo::encode_frame(command));
-  }
-  void send_payload(const Bytes& payload) {
-    auto len = static_cast<uint32_t>(payload.size());
-    Bytes frame = {static_cast<uint8_t>(len), static_cast<uint8_t>(len >> 8),
-                   static_cast<uint8_t>(len >> 16),
-                   static_cast<uint8_t>(len >> 24)};
-    frame.insert(frame.end(), payload.begin(), payload.end());
-    send_bytes(frame);
-  }
-
-  // Reads exactly one reply frame; nullopt on timeout.
-  std::optional<fifo::Command> receive(int timeout_ms = 5000) {
-    Bytes header(4);
-    if (!read_exact(header, timeout_ms)) return std::nullopt;
-    uint32_t len = header[0] | header[1] << 8 | header[2] << 16 |
-                   static_cast<uint32_t>(header[3]) << 24;
-    REQUIRE(len <= 64);
-    Bytes payload(len);
-    if (!read_exact(payload, timeout_ms)) return std::nullopt;
-    auto decoded = fifo::decode_payload(payload);
-    REQUIRE(decoded.has_value());
-    return *decoded;
-  }
-
-  fifo::Command request(const fifo::Command& command) {
-    send(command);
-    auto reply = receive();
-    REQUIRE(reply.has_value());
-    return *reply;
-  }
-
- private:
-  bool read_exact(Bytes& out, int timeout_ms) {
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = ::read(ack_.get(), out.data() + done, out.size() - done);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
-      }
-      pollfd p{ack_.get(), POLLIN, 0};
-      if (::poll(&p, 1, timeout_ms) != 1) return false;
-    }
-    return true;
-  }
-
-  UniqueFd ctl_;
-  UniqueFd ack_;
-};
-
-// A Server on temp paths whose io_context runs in its own thread.
-class RunningServer {
- public:
-  explicit RunningServer(fifo::ServerHooks hooks = {})
-      : options_(temp_options(dir_)), guard_(io_.get_executor()) {
-    auto created = fifo::Server::create(io_, options_, std::move(hooks));
-    REQUIRE_MESSAGE(created.has_value(), created.error().what());
-    server_ = std::move(*created);
-    server_->start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~RunningServer() { stop(); }
-
-  fifo::RunData stop() {
-    if (thread_.joinable()) {
-      guard_.reset();
-      io_.stop();
-      thread_.join();
-    }
-    return server_->take_data();
-  }
-
-  const fifo::ServerOptions& options() const { return options_; }
-  fifo::Server& server() { return *server_; }
-
- private:
-  TempDir dir_;
-  fifo::ServerOptions options_;
-  boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
-      guard_;
-  std::unique_ptr<fifo::Server> server_;
-  std::thread thread_;
-};
 
 const fifo::Command kAck = fifo::Ack{};
 const fifo::Command kErr = fifo::Err{};
@@ -437,7 +324,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: drain() processes frames left in the ctl FIFO") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     boost::asio::io_context io;
     auto created = fifo::Server::create(io, options, {});
     REQUIRE(created.has_value());
@@ -458,7 +345,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: close() removes the files and is idempotent") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     boost::asio::io_context io;
     auto created = fifo::Server::create(io, options, {});
     REQUIRE(created.has_value());
@@ -480,7 +367,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: close() leaves files that were replaced by someone else") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     boost::asio::io_context io;
     auto created = fifo::Server::create(io, options, {});
     REQUIRE(created.has_value());
@@ -493,7 +380,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: a lock held by a live process refuses a second runner") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     int ready[2];
     REQUIRE(::pipe(ready) == 0);
     pid_t child = ::fork();
@@ -541,7 +428,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: a stale lock file of a dead process is taken over") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     pid_t dead = ::fork();
     REQUIRE(dead >= 0);
     if (dead == 0) ::_exit(0);
@@ -560,7 +447,7 @@ TEST_SUITE("fifo") {
 
   TEST_CASE("server: symlinks planted at the paths are not followed") {
     TempDir dir;
-    auto options = temp_options(dir);
+    auto options = temp_fifo_options(dir);
     std::string victim = dir.file("victim");
     std::string lock_victim = dir.file("lock-victim");
     {

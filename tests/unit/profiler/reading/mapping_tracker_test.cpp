@@ -72,20 +72,6 @@ Record comm(int32_t pid, int32_t tid, bool exec) {
   return r;
 }
 
-Record task(bool is_exit, int32_t pid, int32_t ppid, int32_t tid,
-            uint64_t time) {
-  Record r;
-  r.kind = RecordKind::kTask;
-  r.type = is_exit ? PERF_RECORD_EXIT : PERF_RECORD_FORK;
-  r.task.is_exit = is_exit;
-  r.task.pid = static_cast<uint32_t>(pid);
-  r.task.ppid = static_cast<uint32_t>(ppid);
-  r.task.tid = static_cast<uint32_t>(tid);
-  r.task.ptid = static_cast<uint32_t>(ppid);
-  r.task.time = time;
-  return r;
-}
-
 std::vector<TrackedMapping> of_pid(const MappingTracker& t, int32_t pid) {
   std::vector<TrackedMapping> out;
   for (const TrackedMapping& m : t.mappings())

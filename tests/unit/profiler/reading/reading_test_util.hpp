@@ -36,6 +36,21 @@ inline std::string real_path(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
 }
 
+// A hand-made FORK (or EXIT) record, as the tracker receives it.
+inline Record task(bool is_exit, int32_t pid, int32_t ppid, int32_t tid,
+                   uint64_t time) {
+  Record r;
+  r.kind = RecordKind::kTask;
+  r.type = is_exit ? PERF_RECORD_EXIT : PERF_RECORD_FORK;
+  r.task.is_exit = is_exit;
+  r.task.pid = static_cast<uint32_t>(pid);
+  r.task.ppid = static_cast<uint32_t>(ppid);
+  r.task.tid = static_cast<uint32_t>(tid);
+  r.task.ptid = static_cast<uint32_t>(ppid);
+  r.task.time = time;
+  return r;
+}
+
 // Little-endian byte builder for hand-made records.
 class Bytes {
  public:

@@ -44,19 +44,6 @@ struct Fixture {
   }
 };
 
-Record task(bool is_exit, int32_t pid, int32_t ppid, int32_t tid,
-            uint64_t time) {
-  Record r;
-  r.kind = RecordKind::kTask;
-  r.task.is_exit = is_exit;
-  r.task.pid = static_cast<uint32_t>(pid);
-  r.task.ppid = static_cast<uint32_t>(ppid);
-  r.task.tid = static_cast<uint32_t>(tid);
-  r.task.ptid = static_cast<uint32_t>(ppid);
-  r.task.time = time;
-  return r;
-}
-
 Record sample(int32_t pid, int32_t tid, uint64_t time) {
   Record r;
   r.kind = RecordKind::kSample;
