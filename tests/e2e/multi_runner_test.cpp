@@ -612,4 +612,24 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(exists_nofollow(kAck));
     CHECK_FALSE(exists_nofollow(kLock));
   }
+
+  TEST_CASE("a TMPDIR that names no directory keeps the private FIFOs") {
+    // Like every other temporary file, the private FIFO directory goes to
+    // /tmp when TMPDIR names no directory; a stray TMPDIR must not put the
+    // run on the shared paths under the lock.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    if (!namespaces_allowed())
+      RUNNER_SKIP_CASE("no mount namespace here: no private FIFOs to keep");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    auto r = run_process(
+        run_fixed(dir.file("p"), {}, {binary("EXAMPLE_BIN"), "--rounds", "1"}),
+        {"TMPDIR=" + dir.file("missing")});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("cannot have its own mount namespace") ==
+          std::string::npos);
+    CHECK(uris_of(dir.file("p")).size() == 3);
+    CHECK_FALSE(exists_nofollow(kLock));
+  }
 }
