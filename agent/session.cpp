@@ -390,7 +390,7 @@ int run_session(const RunOptions& options) {
   // and recorded.
   server->drain();
   io.restart();
-  io.poll();  // writes the replies drain() queued
+  io.poll();  // runs what the io_context still has pending
   for (const auto& [what, limiter] :
        {std::pair{"enabling", &enable_errors},
         std::pair{"disabling", &disable_errors}}) {

@@ -87,16 +87,25 @@ ExitStatus decode_status(int status) {
 }
 
 // The namespace hook of child_main (see SpawnOptions): 0 or an errno.
+// setns leaves the child at the namespace's root: it goes back to its
+// working directory by path, or, when it may not search that path (a
+// checkout under a 0700 directory of another user), through a descriptor
+// of the directory opened before.
 int join_namespaces(const SpawnOptions& options) {
   if (options.mount_namespace_fd < 0) return 0;
   char cwd[PATH_MAX];
   bool have_cwd = syscall(SYS_getcwd, cwd, sizeof(cwd)) > 0 && cwd[0] == '/';
+  int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int err = 0;
   if (options.user_namespace_fd >= 0 &&
       setns(options.user_namespace_fd, CLONE_NEWUSER) != 0)
-    return errno;
-  if (setns(options.mount_namespace_fd, CLONE_NEWNS) != 0) return errno;
-  if (have_cwd && chdir(cwd) != 0) return errno;
-  return 0;
+    err = errno;
+  else if (setns(options.mount_namespace_fd, CLONE_NEWNS) != 0)
+    err = errno;
+  else if (have_cwd && chdir(cwd) != 0 && (cwd_fd < 0 || fchdir(cwd_fd) != 0))
+    err = errno;
+  if (cwd_fd >= 0) close(cwd_fd);
+  return err;
 }
 
 // In the forked child: asks for `signal` when the spawning thread dies, and

@@ -8,9 +8,9 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
+#include "base/fs.hpp"
 #include "base/log.hpp"
 
 namespace runner::fifo {
@@ -145,10 +145,7 @@ base::Result<std::unique_ptr<IsolatedFifos>> IsolatedFifos::create(
     const ServerOptions& shared) {
   std::unique_ptr<IsolatedFifos> fifos(new IsolatedFifos());
   fifos->shared_ = shared;
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string tmpl =
-      std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
-      "/runner-fifos.XXXXXX";
+  std::string tmpl = base::temp_directory() + "/runner-fifos.XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr)
     return base::errno_error("mkdtemp " + tmpl);
   fifos->dir_ = tmpl;

@@ -1,6 +1,7 @@
 // IsolatedFifos: lets several runners serve CodSpeed's fixed FIFO paths
 // (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo) at once. Each runner makes
-// its FIFOs in a private 0700 directory (mkdtemp under $TMPDIR) and its
+// its FIFOs in a private 0700 directory (mkdtemp under
+// base::temp_directory(): $TMPDIR, else /tmp) and its
 // benchmark gets a mount namespace of its own in which those FIFOs are
 // bind-mounted over the fixed paths; clients open the fixed paths as usual.
 //

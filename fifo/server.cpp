@@ -6,14 +6,13 @@
 
 #include <array>
 #include <cerrno>
-#include <deque>
+#include <cstring>
 #include <type_traits>
 #include <unordered_set>
 #include <utility>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/write.hpp>
 
 #include "base/log.hpp"
 #include "fifo/codec.hpp"
@@ -25,9 +24,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-// Replies not yet written are bounded: a client that floods commands without
-// ever reading its acks must not grow our memory without limit.
-constexpr size_t kMaxQueuedReplyBytes = 1u << 20;
 // Per-kind warnings are logged this many times, then only counted.
 constexpr uint64_t kMaxWarnings = 20;
 
@@ -56,10 +52,8 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
   std::unique_ptr<FifoFiles> files;
   FrameDecoder decoder;
   std::array<uint8_t, 64 * 1024> read_buffer{};
-  std::deque<std::vector<uint8_t>> write_queue;
-  size_t queued_bytes = 0;
-  bool writing = false;
   bool reading = false;
+  bool deaf = false;  // see reply()
   bool closed = false;
   uint64_t warnings = 0;
   RunData data;
@@ -139,7 +133,6 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
   // the ack FIFO belongs to a client that stopped reading (e.g. it died
   // before reading its Ack) and would be taken as this client's reply.
   void discard_stale_replies() {
-    if (writing || !write_queue.empty()) return;
     int unread = 0;
     if (::ioctl(ack.native_handle(), FIONREAD, &unread) != 0 || unread <= 0)
       return;
@@ -180,7 +173,10 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
       }
       ++data.counters.commands;
       RUNNER_LOG("fifo", kDebug) << "received " << describe(*command);
-      if (std::holds_alternative<SetVersion>(*command)) discard_stale_replies();
+      if (std::holds_alternative<SetVersion>(*command)) {
+        deaf = false;
+        discard_stale_replies();
+      }
       reply(handle(*command));
     }
     return frames;
@@ -265,43 +261,43 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
         command);
   }
 
+  // A reply is written at once, in one write() on the non-blocking ack
+  // FIFO: a frame is a few bytes, below PIPE_BUF, so it lands whole or not
+  // at all. A full FIFO holds 64 KiB of replies nobody read, i.e. a client
+  // that stopped reading: its reply is dropped, never queued, so that
+  // nothing of its conversation is written later, after the next client
+  // drained the FIFO (which would take it for its own reply).
+  // Once the FIFO was full, every reply is dropped until the next SetVersion
+  // (`deaf`): the replies to the rest of a dead client's backlog would
+  // otherwise land while the next client drains the FIFO.
   void reply(const Command& response) {
     if (closed) return;
-    std::vector<uint8_t> frame = encode_frame(response);
-    if (queued_bytes + frame.size() > kMaxQueuedReplyBytes) {
+    if (deaf) {
       ++data.counters.dropped_replies;
       return;
     }
-    queued_bytes += frame.size();
-    write_queue.push_back(std::move(frame));
-    start_write();
-  }
-
-  void start_write() {
-    if (writing || write_queue.empty() || closed) return;
-    writing = true;
-    // One frame (length + payload) per write: the reply is at most a few
-    // bytes, below PIPE_BUF, so it reaches the pipe atomically.
-    asio::async_write(
-        ack, asio::buffer(write_queue.front()),
-        [self = shared_from_this()](const boost::system::error_code& ec,
-                                    size_t) { self->on_write(ec); });
-  }
-
-  void on_write(const boost::system::error_code& ec) {
-    writing = false;
-    if (closed || ec == asio::error::operation_aborted) return;
-    if (ec) {
-      data.counters.write_errors += write_queue.size();
-      RUNNER_LOG("fifo", kError)
-          << "writing " << options.ack_path << ": " << ec.message();
-      write_queue.clear();
-      queued_bytes = 0;
+    std::vector<uint8_t> frame = encode_frame(response);
+    for (;;) {
+      ssize_t n = ::write(ack.native_handle(), frame.data(), frame.size());
+      if (n == static_cast<ssize_t>(frame.size())) return;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        ++data.counters.dropped_replies;
+        deaf = true;
+        if (should_warn()) {
+          RUNNER_LOG("fifo", kWarning)
+              << options.ack_path
+              << " is full of replies no client read: replies dropped until "
+                 "a client starts a new handshake";
+        }
+      } else {
+        ++data.counters.write_errors;
+        RUNNER_LOG("fifo", kError)
+            << "writing " << options.ack_path << ": "
+            << (n < 0 ? std::strerror(errno) : "short write");
+      }
       return;
     }
-    queued_bytes -= write_queue.front().size();
-    write_queue.pop_front();
-    start_write();
   }
 
   size_t drain() {
@@ -324,8 +320,6 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     boost::system::error_code ignored;
     ctl.close(ignored);
     ack.close(ignored);
-    write_queue.clear();
-    queued_bytes = 0;
     if (decoder.mid_frame()) {
       RUNNER_LOG("fifo", kDebug) << "closing with a partial frame pending";
     }

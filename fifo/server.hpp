@@ -2,14 +2,16 @@
 //
 // Flow: the benchmark writes frames to the ctl FIFO -> async reads feed a
 // FrameDecoder -> each well-formed command updates RunData, runs the matching
-// hook synchronously, then exactly one reply frame is queued on the ack FIFO
-// (async writes, in order). Bytes that are not a plausible frame (garbage,
-// impossible lengths, frames cut short by a dead writer) are skipped by the
-// decoder, which resynchronises on the next plausible frame; they are counted
-// and get no reply (like the CodSpeed runner's unparseable frames). A frame
-// larger than PIPE_BUF that is delimited but does not decode gets Err.
-// A SetVersion (a client starting its handshake) first discards replies left
-// unread in the ack FIFO by clients that stopped reading.
+// hook synchronously, then exactly one reply frame is written to the ack FIFO
+// (one non-blocking write; dropped and counted when the FIFO is full of
+// replies no client read, so that no stale reply is written later). Bytes that
+// are not a plausible frame (garbage, impossible lengths, frames cut short by a
+// dead writer) are skipped by the decoder, which resynchronises on the next
+// plausible frame; they are counted and get no reply (like the CodSpeed
+// runner's unparseable frames). A frame larger than PIPE_BUF that is delimited
+// but does not decode gets Err. A SetVersion (a client starting its handshake)
+// first discards replies left unread in the ack FIFO by clients that stopped
+// reading.
 //
 // Threading: every member function must be called on the thread running the
 // io_context, or while it is not running. Hooks run on that thread, before
@@ -64,7 +66,7 @@ struct RunData {
     uint64_t rejected_versions = 0;
     uint64_t duplicate_starts = 0;
     uint64_t unmatched_stops = 0;
-    uint64_t dropped_replies = 0;  // reply queue full (client not reading)
+    uint64_t dropped_replies = 0;  // ack FIFO full (client not reading)
     uint64_t write_errors = 0;
     uint64_t resyncs = 0;            // times the decoder lost sync
     uint64_t discarded_bytes = 0;    // ctl bytes skipped while resyncing
@@ -89,8 +91,8 @@ class Server {
   // Starts the async read loop.
   void start();
   // Synchronously processes whatever is already in the ctl FIFO (e.g. after
-  // the benchmark exited). Replies are queued; they are written when the
-  // io_context runs again. Returns the number of frames processed.
+  // the benchmark exited), replying as it goes. Returns the number of frames
+  // processed.
   size_t drain();
   const RunData& data() const;
   RunData take_data();

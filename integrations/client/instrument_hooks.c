@@ -41,6 +41,9 @@
 #define LOCK_TIMEOUT_MS 5000
 /* Replies are at most 8 payload bytes; anything bigger is not our runner. */
 #define MAX_REPLY_SIZE 64
+/* Acks the handshake skips before its IntegrationModeResponse: what a full
+ * ack FIFO holds (64 KiB of 8-byte Acks), and our SetVersion's. */
+#define MAX_STALE_REPLIES (65536 / 8 + 1)
 
 enum {
   TAG_CURRENT_BENCHMARK = 0,
@@ -258,6 +261,9 @@ static bool own_fifos(InstrumentHooks* h) {
   return true;
 }
 
+static enum Outcome read_reply(InstrumentHooks* h, uint32_t* reply_tag,
+                               uint32_t* reply_arg, uint64_t deadline);
+
 /* Sends one frame and reads one reply (tag and optional u32 argument).
  * Must be called with request_mutex and the FIFO lock held. */
 static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
@@ -270,9 +276,14 @@ static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
   uint64_t deadline = monotonic_ms() + ACK_TIMEOUT_MS;
   enum Outcome out = write_all(h->ctl_fd, frame->data, frame->size, deadline);
   if (out != OUTCOME_OK) return out;
+  return read_reply(h, reply_tag, reply_arg, deadline);
+}
 
+/* Reads one reply frame (tag and optional u32 argument) until `deadline`. */
+static enum Outcome read_reply(InstrumentHooks* h, uint32_t* reply_tag,
+                               uint32_t* reply_arg, uint64_t deadline) {
   uint8_t header[4];
-  out = read_exact(h->ack_fd, header, sizeof(header), deadline);
+  enum Outcome out = read_exact(h->ack_fd, header, sizeof(header), deadline);
   if (out != OUTCOME_OK) {
     h->desynced = true;
     return out;
@@ -383,6 +394,15 @@ static bool handshake(InstrumentHooks* h) {
             PROTOCOL_VERSION);
   } else if (out == OUTCOME_OK && tag == TAG_ACK) {
     out = exchange(h, &mode, &tag, &arg);
+    /* Acks before the IntegrationModeResponse are replies the runner wrote
+     * after our drain to commands of a client that died without reading
+     * them (the runner was still working through them), one of which we
+     * took for our SetVersion's: ours comes after them, in order. */
+    uint64_t deadline = monotonic_ms() + ACK_TIMEOUT_MS;
+    for (int stale = 0;
+         out == OUTCOME_OK && tag == TAG_ACK && stale < MAX_STALE_REPLIES;
+         ++stale)
+      out = read_reply(h, &tag, &arg, deadline);
     ok = out == OUTCOME_OK && tag == TAG_INTEGRATION_MODE_RESPONSE &&
          arg == MODE_WALLTIME;
   }

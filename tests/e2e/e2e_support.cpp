@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -37,8 +38,17 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   REQUIRE(err_fd >= 0);
   base::SpawnOptions opts;
   opts.argv = argv;
+  // An inherited variable the test passes again is replaced, not
+  // duplicated (getenv() would return the inherited, first one).
+  auto passed = [&extra_env](std::string_view entry) {
+    std::string_view name = entry.substr(0, entry.find('='));
+    for (const auto& kv : extra_env)
+      if (std::string_view(kv).substr(0, kv.find('=')) == name) return true;
+    return false;
+  };
   std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!passed(*e)) env.emplace_back(*e);
   for (const auto& kv : extra_env) env.push_back(kv);
   opts.env = env;
   opts.cwd = cwd;

@@ -18,8 +18,9 @@ struct ProcessResult {
   std::string out, err;
 };
 
-// Runs argv (no shell) with extra "K=V" environment entries, captures
-// stdout/stderr, kills it after timeout_s.
+// Runs argv (no shell) with extra "K=V" environment entries (replacing
+// inherited ones of the same name), captures stdout/stderr, kills it after
+// timeout_s.
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env = {},
                           const std::string& cwd = "", int timeout_s = 180);

@@ -105,6 +105,34 @@ TEST_SUITE("e2e") {
     check_example_announced(dir, r);
   }
 
+  TEST_CASE("a dead client's flood of unread replies costs it alone") {
+    // 200 000 requests whose 8-byte Acks nobody reads: more than the ack
+    // FIFO and the runner's reply queue hold, so replies are dropped too.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto r = run_clients(dir, "flood:200000", example());
+    INFO(r.out, r.err.substr(0, 4000));
+    CHECK(r.exit_code == 0);
+    check_example_announced(dir, r);
+    auto fifo = fifo_counters(dir);
+    CHECK(fifo["dropped_replies"] > 0);
+  }
+
+  TEST_CASE("a dead client's backlog still being answered costs it alone") {
+    // 2000 requests, fewer Acks than the ack FIFO holds: none is dropped,
+    // and the runner may still be answering them when the next benchmark
+    // drains the FIFO and starts its handshake.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto r = run_clients(dir, "flood:2000", example());
+    INFO(r.out, r.err.substr(0, 4000));
+    CHECK(r.exit_code == 0);
+    check_example_announced(dir, r);
+    auto fifo = fifo_counters(dir);
+    CHECK(fifo["dropped_replies"] == 0);
+    CHECK(fifo["commands"] >= 2000);
+  }
+
   TEST_CASE("8 processes x 200 commands: every reply matched") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;

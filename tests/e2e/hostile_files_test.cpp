@@ -118,9 +118,8 @@ bool any_starts_with(const std::vector<std::string>& names,
   return false;
 }
 
-// TMPDIR for this process and so for the runner it starts (run_process
-// appends its extra variables after the inherited ones, so they cannot
-// override one already set), restored at the end.
+// TMPDIR for this process and so for the runner it starts (for a
+// PlanterRun, which passes no variables of its own), restored at the end.
 class ScopedTmpdir {
  public:
   explicit ScopedTmpdir(const std::string& dir) {
@@ -341,12 +340,13 @@ TEST_SUITE("e2e") {
     REQUIRE(std::filesystem::create_directory(tmp));
     CreationWatch watch(tmp);
     REQUIRE(watch.ok());
-    ScopedTmpdir tmpdir(tmp);
-    auto r = run_process(runner_argv("exec", dir.file("profile"), dir.path(),
-                                     {"--allow-no-profile", "--warmup-time",
-                                      "0", "--max-rounds", "1"},
-                                     {binary("SPINNER_BIN"), "1"}),
-                         {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+    // Passed to the runner only: it replaces any TMPDIR this test inherited.
+    auto r = run_process(
+        runner_argv(
+            "exec", dir.file("profile"), dir.path(),
+            {"--allow-no-profile", "--warmup-time", "0", "--max-rounds", "1"},
+            {binary("SPINNER_BIN"), "1"}),
+        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN"), "TMPDIR=" + tmp});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     // The targets handed to exec-harness on its stdin.

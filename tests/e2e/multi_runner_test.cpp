@@ -228,13 +228,15 @@ struct NobodyTools {
     child_prog = copy_binary("CHILD_PROG_BIN", bin);
   }
 
-  // `runner ARGS...` as nobody, with TMPDIR and HOME in its home.
-  ProcessResult run(const std::vector<std::string>& args) const {
+  // `runner ARGS...` as nobody, with TMPDIR and HOME in its home, started
+  // in `cwd` (default: this process's).
+  ProcessResult run(const std::vector<std::string>& args,
+                    const std::string& cwd = "") const {
     std::vector<std::string> argv = {
         "setpriv", "--reuid=65534",  "--regid=65534", "--clear-groups",
         "env",     "TMPDIR=" + home, "HOME=" + home,  runner};
     argv.insert(argv.end(), args.begin(), args.end());
-    return run_process(argv);
+    return run_process(argv, {}, cwd);
   }
 };
 
@@ -457,6 +459,36 @@ TEST_SUITE("e2e") {
     CHECK(st.st_size == 0);
   }
 
+  TEST_CASE("an unprivileged runner started where it cannot reach by path") {
+    // make test from a checkout in a 0700 directory: nobody's working
+    // directory is one whose path it may not search. The benchmark, in its
+    // own mount namespace, keeps that directory as it would without one.
+    if (::geteuid() != 0) RUNNER_SKIP_CASE("needs root to switch to nobody");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    if (!as_nobody([] { return runner::testing::perf_events_refused() == 0; }))
+      RUNNER_SKIP_CASE("nobody may not open perf events here");
+    if (!as_nobody([] { return ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0; }))
+      RUNNER_SKIP_CASE("unprivileged user namespaces are disabled here");
+    NobodyTools tools;
+    if (!tools.skip.empty()) RUNNER_SKIP_CASE(tools.skip);
+    const std::string locked = tools.dir.path() + "/locked";
+    const std::string cwd = locked + "/cwd";
+    REQUIRE(::mkdir(locked.c_str(), 0700) == 0);
+    REQUIRE(::mkdir(cwd.c_str(), 0755) == 0);
+    REQUIRE(::chown(cwd.c_str(), kNobody, kNobody) == 0);
+    const std::string folder = tools.home + "/p";
+    auto r = tools.run(
+        {"run", "--profile-folder", folder, "--", "/bin/sh", "-c",
+         ": > ran_here; exec \"$1\" --rounds 1", tools.home, tools.example},
+        cwd);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("own mount namespace") == std::string::npos);
+    // (Its getcwd() fails there, as the path is not searchable.)
+    CHECK(file_exists(cwd + "/ran_here"));
+    CHECK(uris_of(folder).size() == 3);
+  }
+
   TEST_CASE("two unprivileged runners at once, each in a user namespace") {
     if (::geteuid() != 0) RUNNER_SKIP_CASE("needs root to switch to nobody");
     if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
@@ -578,6 +610,26 @@ TEST_SUITE("e2e") {
     CHECK(uris_of(dir.file("c")).size() == 3);
     CHECK_FALSE(exists_nofollow(kCtl));
     CHECK_FALSE(exists_nofollow(kAck));
+    CHECK_FALSE(exists_nofollow(kLock));
+  }
+
+  TEST_CASE("a TMPDIR that names no directory keeps the private FIFOs") {
+    // Like every other temporary file, the private FIFO directory goes to
+    // /tmp when TMPDIR names no directory; a stray TMPDIR must not put the
+    // run on the shared paths under the lock.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    if (!namespaces_allowed())
+      RUNNER_SKIP_CASE("no mount namespace here: no private FIFOs to keep");
+    if (auto busy = fixed_paths_busy(); !busy.empty()) RUNNER_SKIP_CASE(busy);
+    TempDir dir;
+    auto r = run_process(
+        run_fixed(dir.file("p"), {}, {binary("EXAMPLE_BIN"), "--rounds", "1"}),
+        {"TMPDIR=" + dir.file("missing")});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("cannot have its own mount namespace") ==
+          std::string::npos);
+    CHECK(uris_of(dir.file("p")).size() == 3);
     CHECK_FALSE(exists_nofollow(kLock));
   }
 }

@@ -9,6 +9,7 @@
 //   cut-payload  a child writes 16 of the 24 bytes of an AddMarker and dies
 //   no-read      a child sends PingPerf and dies once its Ack is in the ack
 //                FIFO, without reading it
+//   flood:N      a child sends N PingPerf without reading any reply and dies
 //   results-only writes results/<pid>.json without talking to the runner
 //   stress:P:N   P processes, each: handshake, SetIntegration, N-2 markers,
 //                CurrentBenchmark, every reply checked (exit 1 on a failure)
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +117,38 @@ void no_read() {
   ::waitpid(pid, &status, 0);
   ::close(ctl);
   ::close(ack);
+}
+
+// A child sends `count` PingPerf requests without ever reading a reply and
+// dies: its Acks fill the ack FIFO and the runner's reply queue.
+void flood(int count) {
+  int ctl = open_ctl();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    Bytes chunk;
+    for (int i = 0; i < 512; ++i)
+      chunk.insert(chunk.end(), {4, 0, 0, 0, 4, 0, 0, 0});  // PingPerf
+    for (int sent = 0; sent < count; sent += 512) {
+      size_t at = 0;
+      while (at < chunk.size()) {
+        ssize_t n = ::write(ctl, chunk.data() + at, chunk.size() - at);
+        if (n > 0) {
+          at += static_cast<size_t>(n);
+        } else if (n < 0 && errno == EAGAIN) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        } else {
+          ::_exit(3);
+        }
+      }
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::exit(3);
+  wait_until("the runner to read the flood",
+             [ctl] { return unread(ctl) == 0; });
+  ::close(ctl);
 }
 
 bool write_one_result(const std::string& uri) {
@@ -222,6 +256,8 @@ int main(int argc, char** argv) {
       dying_writer({0x14, 0, 0, 0, 7, 0, 0, 0, 0x39, 0x30, 0, 0, 2, 0, 0, 0});
     } else if (act == "no-read") {
       no_read();
+    } else if (parts[0] == "flood" && parts.size() == 2) {
+      flood(std::atoi(parts[1].c_str()));
     } else if (act == "results-only") {
       if (!write_one_result("fifo_clients.cpp::results_only")) return 5;
     } else if (parts[0] == "stress" && parts.size() == 3) {
