@@ -46,11 +46,16 @@ std::string bare_name(const PerfFrame& f) {
 // unresolved frames of either side are "[unknown]"; a vdso frame is
 // "[vdso]" whatever name the vdso's symbols give it (perf versions name it
 // __vdso_clock_gettime, clock_gettime or [unknown]).
-std::vector<std::string> normalized_stack(const PerfSample& s) {
+// `plt_ips`: addresses perf named "name@plt" in the same recording; ours
+// leaves them unresolved where no symbol precedes a library's .plt
+// (libstdc++ has no _init there), so they are "[plt]" on both sides.
+std::vector<std::string> normalized_stack(
+    const PerfSample& s, const std::set<uint64_t>* plt_ips = nullptr) {
   std::vector<std::string> names;
   for (const auto& f : s.frames) {
     if (is_inlined(f)) continue;
     std::string name = bare_name(f);
+    if (plt_ips != nullptr && plt_ips->count(f.ip) != 0) name = "[plt]";
     if (name.empty() || name == "[unknown]") name = "[unknown]";
     if (f.dso.find("vdso") != std::string::npos ||
         name.rfind("__vdso_", 0) == 0)
@@ -147,10 +152,14 @@ void check_oracle(const std::string& folder,
           " more where perf's stack is a prefix of ours");
 
   // Top-10 self-time functions: the same set from both.
-  auto top = [](const std::vector<PerfSample>& samples) {
+  std::set<uint64_t> plt_ips;
+  for (const auto& s : perf_samples)
+    for (const auto& f : s.frames)
+      if (bare_name(f).ends_with("@plt")) plt_ips.insert(f.ip);
+  auto top = [&plt_ips](const std::vector<PerfSample>& samples) {
     std::map<std::string, size_t> self;
     for (const auto& s : samples) {
-      auto names = normalized_stack(s);
+      auto names = normalized_stack(s, &plt_ips);
       if (!names.empty()) ++self[names[0]];
     }
     std::vector<std::pair<size_t, std::string>> sorted;
