@@ -322,11 +322,11 @@ int run_session(const RunOptions& options) {
   // A client may announce any number of pids: the first few failures are
   // logged, the rest only counted (summary after the run).
   constexpr uint64_t kMaxSnapshotWarnings = 5;
-  uint64_t snapshot_failures = 0;
-  hooks.on_new_pid = [&snapshots, &snapshot_failures](int32_t pid) {
+  base::LogLimiter snapshot_errors(kMaxSnapshotWarnings);
+  hooks.on_new_pid = [&snapshots, &snapshot_errors](int32_t pid) {
     auto snapshot = profiler::snapshot_proc_maps(pid);
     if (!snapshot) {
-      if (++snapshot_failures <= kMaxSnapshotWarnings)
+      if (snapshot_errors.admit())
         RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid
                                    << "/maps: " << snapshot.error().what();
       return;
@@ -401,11 +401,11 @@ int run_session(const RunOptions& options) {
   }
   fifo::RunData run = server->take_data();
   (void)server->close();
-  if (snapshot_failures > kMaxSnapshotWarnings) {
+  if (snapshot_errors.suppressed() > 0) {
     RUNNER_LOG(kLog, kWarning)
         << "cannot snapshot /proc/<pid>/maps for "
-        << snapshot_failures - kMaxSnapshotWarnings
-        << " more announced pid(s) (" << snapshot_failures << " in all)";
+        << snapshot_errors.suppressed() << " more announced pid(s) ("
+        << snapshot_errors.seen() << " in all)";
   }
   // Did the benchmarks that ran reach the runner? (instrumentation_check.hpp)
   std::vector<std::string> result_uris;
