@@ -25,7 +25,6 @@
 #include <deque>
 #include <optional>
 #include <span>
-#include <variant>
 #include <vector>
 
 namespace runner::fifo {
@@ -36,14 +35,9 @@ inline constexpr uint32_t kMaxFrameSize = 1u << 20;  // 1 MiB
 // atomic write when the client writes them at once.
 inline constexpr size_t kAtomicFrameSize = PIPE_BUF;
 
-// Kept for API compatibility; no longer produced (an impossible length is
-// resynchronised over and counted in oversized_frames()).
-struct OversizedFrame {
-  uint32_t declared_size = 0;
-};
-
-// A complete, plausible payload (the OversizedFrame alternative is unused).
-using Frame = std::variant<std::vector<uint8_t>, OversizedFrame>;
+// A complete, plausible payload. An impossible length is never a frame: it
+// is resynchronised over and counted in oversized_frames().
+using Frame = std::vector<uint8_t>;
 
 class FrameDecoder {
  public:

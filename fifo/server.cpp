@@ -157,9 +157,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     account_decoder();
     while (auto frame = decoder.next()) {
       ++frames;
-      const auto* payload_ptr = std::get_if<std::vector<uint8_t>>(&*frame);
-      if (payload_ptr == nullptr) continue;  // OversizedFrame: not produced
-      const auto& payload = *payload_ptr;
+      const Frame& payload = *frame;
       auto command = decode_payload(payload);
       if (!command) {
         ++data.counters.malformed_frames;

@@ -16,10 +16,8 @@ namespace {
 
 void drain(runner::fifo::FrameDecoder& decoder) {
   while (auto frame = decoder.next()) {
-    if (auto* payload = std::get_if<std::vector<uint8_t>>(&*frame)) {
-      if (payload->size() > runner::fifo::kMaxFrameSize) std::abort();
-      (void)runner::fifo::decode_payload(*payload);
-    }
+    if (frame->size() > runner::fifo::kMaxFrameSize) std::abort();
+    (void)runner::fifo::decode_payload(*frame);
   }
 }
 

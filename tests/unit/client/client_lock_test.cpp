@@ -75,7 +75,7 @@ class FakeRunner {
       if (n <= 0) continue;
       decoder.feed(std::span<const uint8_t>(buf, static_cast<size_t>(n)));
       while (auto f = decoder.next()) {
-        auto c = fifo::decode_payload(std::get<std::vector<uint8_t>>(*f));
+        auto c = fifo::decode_payload(*f);
         if (!c) continue;
         if (std::holds_alternative<fifo::GetIntegrationMode>(*c))
           put_reply(fifo::IntegrationModeResponse{});

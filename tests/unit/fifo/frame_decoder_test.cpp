@@ -30,15 +30,10 @@ Bytes sample_stream(std::vector<fifo::Command>& commands) {
   return stream;
 }
 
-std::vector<fifo::Command> collect(fifo::FrameDecoder& decoder,
-                                   size_t& oversized) {
+std::vector<fifo::Command> collect(fifo::FrameDecoder& decoder) {
   std::vector<fifo::Command> out;
   while (auto frame = decoder.next()) {
-    if (std::holds_alternative<fifo::OversizedFrame>(*frame)) {
-      ++oversized;
-      continue;
-    }
-    auto decoded = fifo::decode_payload(std::get<Bytes>(*frame));
+    auto decoded = fifo::decode_payload(*frame);
     REQUIRE(decoded.has_value());
     out.push_back(*decoded);
   }
@@ -58,9 +53,8 @@ TEST_SUITE("fifo") {
     Bytes stream = sample_stream(commands);
     fifo::FrameDecoder decoder;
     decoder.feed(stream);
-    size_t oversized = 0;
-    CHECK(collect(decoder, oversized) == commands);
-    CHECK(oversized == 0);
+    CHECK(collect(decoder) == commands);
+    CHECK(decoder.oversized_frames() == 0);
     CHECK_FALSE(decoder.mid_frame());
   }
 
@@ -70,12 +64,11 @@ TEST_SUITE("fifo") {
     for (size_t split = 0; split <= stream.size(); ++split) {
       CAPTURE(split);
       fifo::FrameDecoder decoder;
-      size_t oversized = 0;
       decoder.feed(std::span<const uint8_t>(stream.data(), split));
-      auto got = collect(decoder, oversized);
+      auto got = collect(decoder);
       decoder.feed(std::span<const uint8_t>(stream.data() + split,
                                             stream.size() - split));
-      auto rest = collect(decoder, oversized);
+      auto rest = collect(decoder);
       got.insert(got.end(), rest.begin(), rest.end());
       REQUIRE(got == commands);
     }
@@ -87,12 +80,11 @@ TEST_SUITE("fifo") {
     for (size_t chunk = 1; chunk <= 40; ++chunk) {
       CAPTURE(chunk);
       fifo::FrameDecoder decoder;
-      size_t oversized = 0;
       std::vector<fifo::Command> got;
       for (size_t at = 0; at < stream.size(); at += chunk) {
         size_t n = std::min(chunk, stream.size() - at);
         decoder.feed(std::span<const uint8_t>(stream.data() + at, n));
-        auto part = collect(decoder, oversized);
+        auto part = collect(decoder);
         got.insert(got.end(), part.begin(), part.end());
       }
       REQUIRE(got == commands);
@@ -119,12 +111,11 @@ TEST_SUITE("fifo") {
           stream.size() - 9, stream.size() - 8, stream.size() - 1}) {
       CAPTURE(split);
       fifo::FrameDecoder decoder;
-      size_t oversized = 0;
       decoder.feed(std::span<const uint8_t>(stream.data(), split));
-      auto got = collect(decoder, oversized);
+      auto got = collect(decoder);
       decoder.feed(std::span<const uint8_t>(stream.data() + split,
                                             stream.size() - split));
-      auto rest = collect(decoder, oversized);
+      auto rest = collect(decoder);
       got.insert(got.end(), rest.begin(), rest.end());
       REQUIRE(got.size() == 2);
       CHECK(got[0] == fifo::Command(fifo::Ack{}));
@@ -156,8 +147,7 @@ TEST_SUITE("fifo") {
     decoder.feed(std::span<const uint8_t>(bytes.data() + 4, bytes.size() - 4));
     auto frame = decoder.next();
     REQUIRE(frame.has_value());
-    REQUIRE(std::holds_alternative<Bytes>(*frame));
-    CHECK(std::get<Bytes>(*frame).size() == fifo::kMaxFrameSize);
+    CHECK(frame->size() == fifo::kMaxFrameSize);
   }
 
   TEST_CASE("FrameDecoder: zero-length and garbage frames are skipped") {
@@ -166,8 +156,7 @@ TEST_SUITE("fifo") {
     Bytes start = fifo::encode_frame(fifo::StartBenchmark{});
     stream.insert(stream.end(), start.begin(), start.end());
     decoder.feed(stream);
-    size_t oversized = 0;
-    CHECK(collect(decoder, oversized) ==
+    CHECK(collect(decoder) ==
           std::vector<fifo::Command>{fifo::StartBenchmark{}});
     CHECK(decoder.discarded_bytes() == 11);
     CHECK(decoder.resyncs() == 1);
