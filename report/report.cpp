@@ -469,6 +469,12 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     summary["filtered_pids"] = result.filtered_pids;
     summary["lost_samples"] = lost_total;
     summary["benchmarks"] = nlohmann::ordered_json::array();
+    // Each benchmark's functions with the most samples as the leaf: in
+    // summary.json and on the terminal.
+    std::vector<std::vector<std::pair<std::string, uint64_t>>> top_self;
+    for (const Bench& bench : benches)
+      top_self.push_back(
+          top_functions(bench.proper, symbolizer, true, options.top));
     for (size_t b = 0; b < benches.size(); ++b) {
       Bench& bench = benches[b];
       std::string base = std::to_string(b) + "_" + sanitize(bench.name);
@@ -483,8 +489,10 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                        {"unknown", bench.summary.unknown}};
       for (bool self : {true, false}) {
         auto list = nlohmann::ordered_json::array();
-        for (const auto& [name, n] :
-             top_functions(bench.proper, symbolizer, self, options.top)) {
+        const auto top =
+            self ? top_self[b]
+                 : top_functions(bench.proper, symbolizer, false, options.top);
+        for (const auto& [name, n] : top) {
           list.push_back(
               {{"function", name},
                {"samples", n},
@@ -533,16 +541,15 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     }
 
     // Terminal summary.
-    for (const Bench& bench : benches) {
-      const auto& s = bench.summary;
-      out << "\n" << bench.name << ": " << s.samples << " samples";
+    for (size_t b = 0; b < benches.size(); ++b) {
+      const auto& s = benches[b].summary;
+      out << "\n" << benches[b].name << ": " << s.samples << " samples";
       if (s.harness_samples > 0)
         out << " (+" << s.harness_samples << " in the harness)";
       if (s.lost > 0) out << ", " << s.lost << " lost";
       out << "; unwound " << s.unwound_full << " fully, " << s.truncated
           << " truncated, " << s.unknown << " at unknown code\n";
-      for (const auto& [name, n] :
-           top_functions(bench.proper, symbolizer, true, options.top)) {
+      for (const auto& [name, n] : top_self[b]) {
         char line[32];
         std::snprintf(line, sizeof(line), "  %6s%%  ",
                       percent(n, s.samples).c_str());
