@@ -14,7 +14,7 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps build format format-check clean fuzz
+.PHONY: demo test deps build format format-check function-size clean fuzz
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -85,6 +85,18 @@ format:
 
 format-check:
 	git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run --Werror
+
+# No function over 80 lines (comments and blank lines included) in the
+# parts that orchestrate and analyse: clang-tidy's readability-function-size
+# on the build's compile_commands.json.
+SIZE_CHECKED := agent report profiler perfdata
+function-size: build
+	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED))); \
+	out=$$(clang-tidy -quiet -p $(BUILD) -checks='-*,readability-function-size' \
+	  -config='{CheckOptions: [{key: readability-function-size.LineThreshold, value: 80}]}' \
+	  $$files 2>/dev/null | grep -A1 'readability-function-size' | grep -v '^--$$' || true); \
+	if [ -n "$$out" ]; then printf '%s\n' "$$out"; echo "function-size: functions over 80 lines"; exit 1; fi; \
+	echo "function-size: no function over 80 lines in $(SIZE_CHECKED)"
 
 clean:
 	rm -rf $(BUILD) build-asan $(FUZZ_BUILD)
