@@ -7,8 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "base/log.hpp"
-#include "base/process_tree.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 namespace {

@@ -18,7 +18,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "base/child_process.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 

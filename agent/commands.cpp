@@ -11,11 +11,9 @@
 #include "agent/exec_config.hpp"
 #include "agent/session.hpp"
 #include "agent/specs.hpp"
-#include "base/child_process.hpp"
-#include "base/fs.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "integrations/exec-harness/walltime_loop.hpp"
-#include "profiler/probe.hpp"
+#include "profiler/profiler.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {

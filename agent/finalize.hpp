@@ -12,9 +12,7 @@
 
 #include "base/result.hpp"
 #include "fifo/fifo.hpp"
-#include "profiler/mapping_tracker.hpp"
-#include "profiler/proc_maps.hpp"
-#include "profiler/sampler.hpp"
+#include "profiler/profiler.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::agent {
