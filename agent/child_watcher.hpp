@@ -54,6 +54,7 @@ class ChildWatcher {
 
  private:
   void start();
+  void stop();
   void wait_signal();
   void wait_orphans();
   void kill_benchmark(const char* why);
