@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/profiler.hpp"
 #include "symbols/symbols.hpp"
