@@ -34,7 +34,8 @@ namespace runner::agent {
 
 class Session {
  public:
-  // The prepare phase. Errors are one-line messages for "runner: ...".
+  // The prepare phase (the FIFO server only when profiling). Errors are
+  // one-line messages for "runner: ...".
   // The session is pinned in memory (the FIFO hooks and the watcher refer
   // to it), hence the unique_ptr.
   static base::Result<std::unique_ptr<Session>> create(
