@@ -7,8 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "base/log.hpp"
-#include "base/process_tree.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 namespace {
@@ -26,6 +25,39 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   std::snprintf(text, sizeof(text), "%g s",
                 static_cast<double>(ms.count()) / 1000.0);
   return text;
+}
+
+// Kills and reaps what the benchmark left running; returns how many.
+size_t kill_leftovers() {
+  base::LeftoverCleanup left = base::kill_all_children(kLeftoverReapTimeout);
+  if (!left.killed.empty()) {
+    std::string pids;
+    for (size_t i = 0; i < left.killed.size() && i < 10; ++i)
+      pids += (i == 0 ? "" : " ") + std::to_string(left.killed[i]);
+    if (left.killed.size() > 10) pids += " ...";
+    RUNNER_LOG(kLog, kWarning)
+        << "killed " << left.killed.size()
+        << " process(es) the benchmark left running (pid " << pids << ")";
+  }
+  if (left.unreaped > 0) {
+    RUNNER_LOG(kLog, kWarning)
+        << left.unreaped << " process(es) left by the benchmark were still "
+        << "there " << seconds_text(kLeftoverReapTimeout) << " after SIGKILL";
+  }
+  return left.killed.size();
+}
+
+// Says how the benchmark ended when it did not simply succeed.
+void print_end(const BenchmarkEnd& end) {
+  const std::string what = end.status ? end.status->describe()
+                                      : std::string("could not be waited for");
+  if (end.interrupted_by != 0) {
+    std::fprintf(stderr, "runner: interrupted by %s: the benchmark %s%s\n",
+                 signal_name(end.interrupted_by).c_str(), what.c_str(),
+                 end.escalated ? " (the runner killed it)" : "");
+  } else if (!end.status || !end.status->success()) {
+    std::fprintf(stderr, "runner: the benchmark %s\n", what.c_str());
+  }
 }
 
 }  // namespace
@@ -128,44 +160,22 @@ BenchmarkEnd ChildWatcher::wait(base::ChildProcess& child) {
   child_ = &child;
   start();
   io_.run();
+  stop();
+  BenchmarkEnd end;
+  end.interrupted_by = interrupted_by_;
+  end.escalated = escalated_;
+  if (auto status = child_->wait()) end.status = *status;
+  end.leftovers_killed = kill_leftovers();
+  print_end(end);
+  return end;
+}
+
+void ChildWatcher::stop() {
   exited_ = true;
   kill_timer_.cancel();
   poll_timer_.cancel();
   orphans_.cancel();
   if (pidfd_) pidfd_->cancel();
-
-  BenchmarkEnd end;
-  end.interrupted_by = interrupted_by_;
-  end.escalated = escalated_;
-  if (auto status = child_->wait()) end.status = *status;
-
-  base::LeftoverCleanup left = base::kill_all_children(kLeftoverReapTimeout);
-  end.leftovers_killed = left.killed.size();
-  if (!left.killed.empty()) {
-    std::string pids;
-    for (size_t i = 0; i < left.killed.size() && i < 10; ++i)
-      pids += (i == 0 ? "" : " ") + std::to_string(left.killed[i]);
-    if (left.killed.size() > 10) pids += " ...";
-    RUNNER_LOG(kLog, kWarning)
-        << "killed " << left.killed.size()
-        << " process(es) the benchmark left running (pid " << pids << ")";
-  }
-  if (left.unreaped > 0) {
-    RUNNER_LOG(kLog, kWarning)
-        << left.unreaped << " process(es) left by the benchmark were still "
-        << "there " << seconds_text(kLeftoverReapTimeout) << " after SIGKILL";
-  }
-
-  const std::string what = end.status ? end.status->describe()
-                                      : std::string("could not be waited for");
-  if (end.interrupted_by != 0) {
-    std::fprintf(stderr, "runner: interrupted by %s: the benchmark %s%s\n",
-                 signal_name(end.interrupted_by).c_str(), what.c_str(),
-                 end.escalated ? " (the runner killed it)" : "");
-  } else if (!end.status || !end.status->success()) {
-    std::fprintf(stderr, "runner: the benchmark %s\n", what.c_str());
-  }
-  return end;
 }
 
 }  // namespace runner::agent

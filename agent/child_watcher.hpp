@@ -18,7 +18,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "base/child_process.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 
@@ -54,6 +54,7 @@ class ChildWatcher {
 
  private:
   void start();
+  void stop();
   void wait_signal();
   void wait_orphans();
   void kill_benchmark(const char* why);

@@ -9,13 +9,11 @@
 #include <iostream>
 
 #include "agent/exec_config.hpp"
+#include "agent/exec_session.hpp"
 #include "agent/session.hpp"
 #include "agent/specs.hpp"
-#include "base/child_process.hpp"
-#include "base/fs.hpp"
-#include "base/unique_fd.hpp"
-#include "integrations/exec-harness/walltime_loop.hpp"
-#include "profiler/probe.hpp"
+#include "base/base.hpp"
+#include "profiler/profiler.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
@@ -36,29 +34,6 @@ std::optional<int> parse_or_exit(const CommandSpec& spec,
     return 0;
   }
   return std::nullopt;
-}
-
-std::string self_dir() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
-base::Result<std::string> find_exec_harness() {
-  if (const char* env = std::getenv("RUNNER_EXEC_HARNESS"))
-    return std::string(env);
-  std::string dir = self_dir();
-  for (const std::string& candidate :
-       {dir + "/exec-harness",
-        dir + "/../integrations/exec-harness/exec-harness"}) {
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  const char* path = std::getenv("PATH");
-  auto found = base::find_executable("exec-harness", path ? path : "");
-  if (found) return found;
-  return base::Error(
-      "exec-harness not found (looked next to the runner binary and in "
-      "PATH; set RUNNER_EXEC_HARNESS)");
 }
 
 }  // namespace
@@ -130,52 +105,7 @@ int exec_command(const std::vector<std::string>& args) {
     }
     targets = std::move(**config);
   }
-  // Every command must exist and every option be valid before anything runs
-  // or is written.
-  const char* path = std::getenv("PATH");
-  for (const auto& target : targets) {
-    if (target.command.empty() || target.command[0].empty()) {
-      std::fprintf(stderr, "runner exec: empty command\n");
-      return 2;
-    }
-    exec_harness::WalltimeArgs walltime{
-        target.args.warmup_time, target.args.max_time, target.args.min_time,
-        target.args.max_rounds, target.args.min_rounds};
-    if (auto config = exec_harness::make_loop_config(walltime); !config) {
-      std::fprintf(stderr, "runner exec: %s\n",
-                   config.error().message().c_str());
-      return 2;
-    }
-    std::string program = target.command[0];
-    if (target.working_directory && program.find('/') != std::string::npos &&
-        program[0] != '/')
-      program = *target.working_directory + "/" + program;
-    auto found = base::find_executable(program, path ? path : "");
-    if (!found) {
-      std::fprintf(stderr, "runner exec: %s\n", found.error().what().c_str());
-      return base::spawn_error_exit_code(found.error());
-    }
-  }
-  auto harness = find_exec_harness();
-  if (!harness) {
-    std::fprintf(stderr, "runner exec: %s\n", harness.error().what().c_str());
-    return 1;
-  }
-  // The targets go to `exec-harness -` on stdin (spec §6.1), from an
-  // anonymous temporary file (in $TMPDIR).
-  auto input = base::create_anonymous_temp_file("runner-exec-targets.");
-  base::Status written =
-      input ? base::write_all(input->get(), exec_targets_json(targets))
-            : base::Status(input.error());
-  if (!written || ::lseek(input->get(), 0, SEEK_SET) != 0) {
-    std::fprintf(
-        stderr, "runner exec: targets for exec-harness: %s\n",
-        written ? std::strerror(errno) : written.error().what().c_str());
-    return 1;
-  }
-  options.command = {*harness, "-"};
-  options.stdin_fd = input->get();
-  return run_session(options);
+  return run_exec_session(std::move(options), targets);
 }
 
 int report_command(const std::vector<std::string>& args) {

@@ -10,11 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "fifo/fifo.hpp"
-#include "profiler/mapping_tracker.hpp"
-#include "profiler/proc_maps.hpp"
-#include "profiler/sampler.hpp"
+#include "profiler/profiler.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::agent {

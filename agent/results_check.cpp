@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 namespace {
@@ -52,55 +52,86 @@ std::string format_duration_ns(double ns) {
   return buf;
 }
 
-base::Result<std::vector<ResultRow>> load_results(const std::string& folder,
-                                                  bool allow_empty) {
-  namespace fs = std::filesystem;
-  std::string dir = folder + "/results";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    if (allow_empty) return std::vector<ResultRow>();
-    return base::Error(std::string(kNoResults) + " (no " + dir + ")");
+namespace {
+
+// The benchmarks of one results file, or why it is not valid.
+base::Result<ResultsFiles::File> read_results_file(const std::string& file) {
+  auto text = base::read_file(file);
+  if (!text) return std::move(text.error());
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded())
+    return base::Error("invalid results file " + file + ": not JSON");
+  if (!doc.is_object() || !doc.contains("benchmarks") ||
+      !doc["benchmarks"].is_array() || !doc.contains("creator") ||
+      !doc.contains("instrument"))
+    return base::Error("invalid results file " + file +
+                       ": missing creator/instrument/benchmarks");
+  ResultsFiles::File parsed{file, {}};
+  for (const auto& b : doc["benchmarks"]) {
+    if (auto st = check_benchmark(b); !st)
+      return base::Error("invalid results file " + file + ": " +
+                         st.error().message());
+    ResultRow row;
+    row.name = b["name"].get<std::string>();
+    row.uri = b["uri"].get<std::string>();
+    row.rounds = b["stats"]["rounds"].get<uint64_t>();
+    row.median_ns = b["stats"]["median_ns"].get<double>();
+    row.stdev_ns = b["stats"]["stdev_ns"].get<double>();
+    parsed.rows.push_back(std::move(row));
   }
+  return parsed;
+}
+
+}  // namespace
+
+ResultsFiles read_results(const std::string& folder) {
+  namespace fs = std::filesystem;
+  ResultsFiles out;
+  out.dir = folder + "/results";
+  std::error_code ec;
+  out.dir_exists = fs::is_directory(out.dir, ec);
+  if (!out.dir_exists) return out;
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+  for (const auto& entry : fs::directory_iterator(out.dir, ec)) {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  std::vector<ResultRow> rows;
   for (const auto& file : files) {
-    auto text = base::read_file(file);
-    if (!text) return std::move(text.error());
-    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-    if (doc.is_discarded())
-      return base::Error("invalid results file " + file + ": not JSON");
-    if (!doc.is_object() || !doc.contains("benchmarks") ||
-        !doc["benchmarks"].is_array() || !doc.contains("creator") ||
-        !doc.contains("instrument"))
-      return base::Error("invalid results file " + file +
-                         ": missing creator/instrument/benchmarks");
-    if (doc["benchmarks"].empty() && !allow_empty)
-      return base::Error("results file " + file + " has no benchmark. " +
-                         kNoResults);
-    for (const auto& b : doc["benchmarks"]) {
-      if (auto st = check_benchmark(b); !st)
-        return base::Error("invalid results file " + file + ": " +
-                           st.error().message());
-      ResultRow row;
-      row.name = b["name"].get<std::string>();
-      row.uri = b["uri"].get<std::string>();
-      row.rounds = b["stats"]["rounds"].get<uint64_t>();
-      row.median_ns = b["stats"]["median_ns"].get<double>();
-      row.stdev_ns = b["stats"]["stdev_ns"].get<double>();
-      rows.push_back(std::move(row));
+    auto parsed = read_results_file(file);
+    if (!parsed) {
+      out.error = std::move(parsed.error());
+      break;
     }
+    out.files.push_back(std::move(*parsed));
   }
+  return out;
+}
+
+base::Result<std::vector<ResultRow>> select_results(const ResultsFiles& files,
+                                                    bool allow_empty) {
+  if (!files.dir_exists) {
+    if (allow_empty) return std::vector<ResultRow>();
+    return base::Error(std::string(kNoResults) + " (no " + files.dir + ")");
+  }
+  std::vector<ResultRow> rows;
+  for (const auto& file : files.files) {
+    if (file.rows.empty() && !allow_empty)
+      return base::Error("results file " + file.path + " has no benchmark. " +
+                         kNoResults);
+    rows.insert(rows.end(), file.rows.begin(), file.rows.end());
+  }
+  if (files.error) return *files.error;
   if (rows.empty() && !allow_empty) return base::Error(kNoResults);
   return rows;
 }
 
-int check_results(const std::string& folder, bool allow_empty,
+base::Result<std::vector<ResultRow>> load_results(const std::string& folder,
+                                                  bool allow_empty) {
+  return select_results(read_results(folder), allow_empty);
+}
+
+int check_results(const base::Result<std::vector<ResultRow>>& rows,
                   std::ostream& out) {
-  auto rows = load_results(folder, allow_empty);
   if (!rows) {
     out << "runner: error: " << rows.error().what() << "\n";
     return 1;

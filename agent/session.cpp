@@ -1,9 +1,6 @@
 #include "agent/session.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,34 +9,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <memory>
-#include <optional>
-#include <utility>
 
-// Asio: specific headers only, <utility> first (Boost 1.74 + GCC 12).
-#include <boost/asio/io_context.hpp>
-
-#include "agent/child_watcher.hpp"
 #include "agent/finalize.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/results_check.hpp"
-#include "base/child_process.hpp"
-#include "base/fs.hpp"
-#include "base/log.hpp"
-#include "base/log_limiter.hpp"
-#include "base/mount_namespace.hpp"
-#include "base/process_tree.hpp"
-#include "fifo/fifo.hpp"
-#include "profiler/probe.hpp"
-#include "profiler/proc_maps.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
 namespace {
 
 constexpr const char* kLog = "agent";
-// Errors of one kind logged per run when outside input can repeat them.
-constexpr uint64_t kMaxLoggedErrors = 10;
 
 std::string default_profile_folder() {
   time_t now = ::time(nullptr);
@@ -84,66 +63,6 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
   return env;
 }
 
-// The FIFO server and where its FIFOs live. Members are destroyed in reverse
-// order: the server removes its FIFOs before the private directory goes.
-struct FifoSetup {
-  std::unique_ptr<fifo::IsolatedFifos> isolated;
-  std::optional<base::MountNamespace> mount_namespace;
-  std::unique_ptr<fifo::Server> server;
-  fifo::ServerOptions options;
-  bool default_paths = true;  // the benchmark sees the fixed paths
-};
-
-// Several runners at once: the benchmark gets its own mount namespace in
-// which our private FIFOs sit at the fixed paths. Fails when namespaces are
-// not allowed here (unprivileged, no user namespaces).
-base::Status serve_isolated(boost::asio::io_context& io,
-                            const fifo::ServerHooks& hooks, FifoSetup& out) {
-  RUNNER_ASSIGN_OR_RETURN(out.isolated,
-                          fifo::IsolatedFifos::create(fifo::ServerOptions{}),
-                          "private FIFOs");
-  RUNNER_ASSIGN_OR_RETURN(
-      out.server,
-      fifo::Server::create(io, out.isolated->private_options(), hooks),
-      "in " + out.isolated->directory());
-  RUNNER_ASSIGN_OR_RETURN(base::MountNamespace ns,
-                          out.isolated->make_namespace(), "mount namespace");
-  RUNNER_LOG(kLog, kDebug)
-      << "FIFOs in " << out.isolated->directory()
-      << ", bound over the fixed paths in the benchmark's mount namespace"
-      << (ns.uses_user_namespace() ? " (in a user namespace)" : "");
-  out.mount_namespace = std::move(ns);
-  out.options = out.isolated->private_options();
-  return {};
-}
-
-base::Result<FifoSetup> serve_fifos(boost::asio::io_context& io,
-                                    const RunOptions& options,
-                                    const fifo::ServerHooks& hooks) {
-  FifoSetup setup;
-  if (!options.fifo_dir.empty()) {
-    setup.default_paths = false;
-    setup.options.ctl_path = options.fifo_dir + "/runner.ctl.fifo";
-    setup.options.ack_path = options.fifo_dir + "/runner.ack.fifo";
-    setup.options.lock_path = options.fifo_dir + "/runner.fifo.lock";
-  } else if (!options.shared_fifos) {
-    auto isolated = serve_isolated(io, hooks, setup);
-    if (isolated) return setup;
-    RUNNER_LOG(kLog, kWarning)
-        << "the benchmark cannot have its own mount namespace ("
-        << isolated.error().what() << "): serving the shared paths "
-        << fifo::kDefaultCtlPath << " and " << fifo::kDefaultAckPath
-        << " under the lock " << fifo::kDefaultLockPath
-        << ", one runner at a time";
-    setup.server.reset();  // removes its FIFOs before the directory goes
-    setup = FifoSetup{};
-  }
-  auto server = fifo::Server::create(io, setup.options, hooks);
-  if (!server) return std::move(server).error();
-  setup.server = std::move(*server);
-  return setup;
-}
-
 void print_sampler_summary(const profiler::SamplerStats& stats,
                            const profiler::SamplerOptions& options) {
   std::string mode = options.call_graph == profiler::CallGraphMode::kDwarf
@@ -166,288 +85,301 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
   }
 }
 
+std::vector<std::string> result_uris(const ResultsFiles& results) {
+  std::vector<std::string> uris;
+  if (auto rows = select_results(results, true)) {
+    for (const auto& row : *rows) uris.push_back(row.uri);
+  }
+  return uris;
+}
+
 }  // namespace
 
-base::Result<uint64_t> parse_size(const std::string& text) {
-  if (text.empty()) return base::Error("empty size");
-  size_t pos = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &pos, 10);
-  } catch (...) {
-    return base::Error("invalid size '" + text + "'");
-  }
-  std::string unit = text.substr(pos);
-  uint64_t mult = 1;
-  if (unit == "" || unit == "B")
-    mult = 1;
-  else if (unit == "K" || unit == "k" || unit == "KiB")
-    mult = 1024;
-  else if (unit == "M" || unit == "m" || unit == "MiB")
-    mult = 1024 * 1024;
-  else if (unit == "G" || unit == "g" || unit == "GiB")
-    mult = 1024ull << 20;
-  else
-    return base::Error("invalid size unit in '" + text + "'");
-  return static_cast<uint64_t>(value) * mult;
-}
-
-base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
-                                   const std::string& command_name) {
-  const std::string prefix = "runner " + command_name + ": ";
-  if (auto v = args.get("profile-folder")) out.profile_folder = *v;
-  if (auto v = args.get("freq")) {
-    char* end = nullptr;
-    unsigned long freq = std::strtoul(v->c_str(), &end, 10);
-    if (v->empty() || *end != '\0' || freq == 0 || freq > 100000)
-      return base::Error(prefix + "--freq must be a number of Hz in 1..100000");
-    out.sampler.frequency = static_cast<uint32_t>(freq);
-  }
-  if (auto v = args.get("call-graph")) {
-    if (*v == "fp") {
-      out.sampler.call_graph = profiler::CallGraphMode::kFramePointer;
-    } else if (v->rfind("dwarf", 0) == 0) {
-      out.sampler.call_graph = profiler::CallGraphMode::kDwarf;
-      if (v->size() > 5) {
-        if ((*v)[5] != ',')
-          return base::Error(prefix +
-                             "--call-graph must be dwarf[,SIZE] or fp");
-        auto size = parse_size(v->substr(6));
-        if (!size)
-          return base::Error(prefix +
-                             "--call-graph: " + size.error().message());
-        out.sampler.stack_size =
-            static_cast<uint32_t>(std::min<uint64_t>(*size, UINT32_MAX));
-      }
-    } else {
-      return base::Error(prefix + "--call-graph must be dwarf[,SIZE] or fp");
-    }
-  }
-  if (auto v = args.get("event")) out.sampler.event = *v;
-  if (auto v = args.get("mmap-size")) {
-    auto size = parse_size(*v);
-    if (!size)
-      return base::Error(prefix + "--mmap-size: " + size.error().message());
-    out.sampler.mmap_size = *size;
-  }
-  out.sampler.tracking_event = !args.has("no-tracking-event");
-  out.profile = !args.has("no-profile");
-  out.allow_no_profile = args.has("allow-no-profile");
-  out.allow_empty = args.has("allow-empty");
-  out.report = args.has("report");
-  if (auto v = args.get("fifo-dir")) out.fifo_dir = *v;
-  out.shared_fifos = args.has("shared-fifos");
-  if (auto v = args.get("kill-after")) {
-    char* end = nullptr;
-    double seconds = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || !(seconds >= 0) || seconds > 3600)
-      return base::Error(prefix +
-                         "--kill-after must be a number of seconds in 0..3600");
-    out.kill_after =
-        std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0 + 0.5));
-  }
-  if (out.profile) {
-    auto valid = profiler::validate_options(out.sampler);
-    if (!valid) return base::Error(prefix + valid.error().message());
-  }
-  return {};
-}
-
 int run_session(const RunOptions& options) {
-  // ---- profile folder ------------------------------------------------------
-  std::string folder = options.profile_folder.empty() ? default_profile_folder()
-                                                      : options.profile_folder;
-  if (auto st = base::prepare_private_directory(folder); !st) {
-    std::fprintf(stderr, "runner: cannot use the profile folder: %s\n",
-                 st.error().what().c_str());
+  auto session = Session::create(options);
+  if (!session) {
+    std::fprintf(stderr, "runner: %s\n", session.error().what().c_str());
     return 1;
   }
-  std::error_code ec;
-  folder = std::filesystem::absolute(folder, ec).lexically_normal().string();
-  if (!folder.empty() && folder.back() == '/') folder.pop_back();
-  if (auto st = base::set_log_file(folder + "/runner.log"); !st)
-    RUNNER_LOG(kLog, kWarning) << "no runner.log: " << st.error().what();
-  RUNNER_LOG(kLog, kDebug) << "profile folder " << folder;
+  return (*session)->run();
+}
 
-  base::SpawnOptions spawn;
-  spawn.argv = options.command;
-  spawn.stdin_fd = options.stdin_fd;
+Session::Session(const RunOptions& options) : options_(options) {}
+
+Session::~Session() = default;
+
+// ---- prepare ----------------------------------------------------------------
+
+base::Result<std::unique_ptr<Session>> Session::create(
+    const RunOptions& options) {
+  std::unique_ptr<Session> session(new Session(options));
+  RUNNER_RETURN_IF_ERROR(session->prepare_folder(),
+                         "cannot use the profile folder");
+  if (options.profile) {
+    if (auto st = session->prepare_fifos(); !st) return std::move(st).error();
+  }
+  return session;
+}
+
+base::Status Session::prepare_folder() {
+  folder_ = options_.profile_folder.empty() ? default_profile_folder()
+                                            : options_.profile_folder;
+  if (auto st = base::prepare_private_directory(folder_); !st) return st;
+  std::error_code ec;
+  folder_ = std::filesystem::absolute(folder_, ec).lexically_normal().string();
+  if (!folder_.empty() && folder_.back() == '/') folder_.pop_back();
+  if (auto st = base::set_log_file(folder_ + "/runner.log"); !st)
+    RUNNER_LOG(kLog, kWarning) << "no runner.log: " << st.error().what();
+  RUNNER_LOG(kLog, kDebug) << "profile folder " << folder_;
+
+  spawn_.argv = options_.command;
+  spawn_.stdin_fd = options_.stdin_fd;
   // The benchmark dies with the runner (even a SIGKILLed one), and what it
   // leaves behind is re-parented to the runner, which kills it at the end.
-  spawn.parent_death_signal = SIGKILL;
+  spawn_.parent_death_signal = SIGKILL;
   if (auto st = base::become_child_subreaper(); !st)
     RUNNER_LOG(kLog, kWarning)
         << st.error().what()
         << ": processes the benchmark leaves behind may outlive the run";
+  return {};
+}
 
-  // ---- unprofiled run ------------------------------------------------------
-  if (!options.profile) {
-    spawn.env = benchmark_environment(folder, nullptr, true);
-    boost::asio::io_context io;
-    ChildWatcher watcher(io, options.kill_after);
-    auto child = base::ChildProcess::spawn(spawn);
-    if (!child) {
-      std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
-                   child.error().what().c_str());
-      return base::spawn_error_exit_code(child.error());
-    }
-    int code = watcher.wait(*child).exit_code();
-    int check = check_results(folder, options.allow_empty, std::cerr);
-    base::close_log_file();
-    std::fprintf(stderr, "runner: profile folder: %s\n", folder.c_str());
-    return code != 0 ? code : check;
+// `--fifo-dir`: FIFOs there; `--shared-fifos` or no namespaces allowed: the
+// fixed paths under the global lock; otherwise private FIFOs at the fixed
+// paths in the benchmark's own mount namespace.
+base::Status Session::prepare_fifos() {
+  if (!options_.fifo_dir.empty()) {
+    fifos_.default_paths = false;
+    fifos_.options.ctl_path = options_.fifo_dir + "/runner.ctl.fifo";
+    fifos_.options.ack_path = options_.fifo_dir + "/runner.ack.fifo";
+    fifos_.options.lock_path = options_.fifo_dir + "/runner.fifo.lock";
+  } else if (!options_.shared_fifos) {
+    auto isolated = serve_isolated_fifos();
+    if (isolated) return {};
+    RUNNER_LOG(kLog, kWarning)
+        << "the benchmark cannot have its own mount namespace ("
+        << isolated.error().what() << "): serving the shared paths "
+        << fifo::kDefaultCtlPath << " and " << fifo::kDefaultAckPath
+        << " under the lock " << fifo::kDefaultLockPath
+        << ", one runner at a time";
+    fifos_.server.reset();  // removes its FIFOs before the directory goes
+    fifos_ = Fifos{};
   }
+  auto server = fifo::Server::create(io_, fifos_.options, fifo_hooks());
+  if (!server) return std::move(server).error();
+  fifos_.server = std::move(*server);
+  return {};
+}
 
-  // ---- FIFO server
-  // -----------------------------------------------------------
-  boost::asio::io_context io;
-  std::unique_ptr<profiler::Sampler> sampler;
-  std::vector<profiler::ProcSnapshot> snapshots;
+// Several runners at once: the benchmark gets its own mount namespace in
+// which our private FIFOs sit at the fixed paths. Fails when namespaces are
+// not allowed here (unprivileged, no user namespaces).
+base::Status Session::serve_isolated_fifos() {
+  RUNNER_ASSIGN_OR_RETURN(fifos_.isolated,
+                          fifo::IsolatedFifos::create(fifo::ServerOptions{}),
+                          "private FIFOs");
+  RUNNER_ASSIGN_OR_RETURN(
+      fifos_.server,
+      fifo::Server::create(io_, fifos_.isolated->private_options(),
+                           fifo_hooks()),
+      "in " + fifos_.isolated->directory());
+  RUNNER_ASSIGN_OR_RETURN(base::MountNamespace ns,
+                          fifos_.isolated->make_namespace(), "mount namespace");
+  RUNNER_LOG(kLog, kDebug)
+      << "FIFOs in " << fifos_.isolated->directory()
+      << ", bound over the fixed paths in the benchmark's mount namespace"
+      << (ns.uses_user_namespace() ? " (in a user namespace)" : "");
+  fifos_.mount_namespace = std::move(ns);
+  fifos_.options = fifos_.isolated->private_options();
+  return {};
+}
+
+// Benchmark windows enable and disable the sampler; an announced pid gets
+// its /proc/<pid>/maps snapshotted while it is alive.
+fifo::ServerHooks Session::fifo_hooks() {
   fifo::ServerHooks hooks;
-  // A client can send start/stop without bound: their errors are capped.
-  base::LogLimiter enable_errors(kMaxLoggedErrors);
-  base::LogLimiter disable_errors(kMaxLoggedErrors);
-  hooks.on_start = [&sampler, &enable_errors] {
-    if (!sampler) return;
-    if (auto st = sampler->enable(); !st && enable_errors.admit())
-      RUNNER_LOG(kLog, kError)
-          << "enabling sampling: " << st.error().what() << enable_errors.note();
+  hooks.on_start = [this] {
+    if (!sampler_) return;
+    if (auto st = sampler_->enable(); !st && enable_errors_.admit())
+      RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what()
+                               << enable_errors_.note();
   };
-  hooks.on_stop = [&sampler, &disable_errors] {
-    if (!sampler) return;
-    if (auto st = sampler->disable(); !st && disable_errors.admit())
+  hooks.on_stop = [this] {
+    if (!sampler_) return;
+    if (auto st = sampler_->disable(); !st && disable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
-                               << disable_errors.note();
+                               << disable_errors_.note();
   };
-  // A client may announce any number of pids: the first few failures are
-  // logged, the rest only counted (summary after the run).
-  constexpr uint64_t kMaxSnapshotWarnings = 5;
-  base::LogLimiter snapshot_errors(kMaxSnapshotWarnings);
-  hooks.on_new_pid = [&snapshots, &snapshot_errors](int32_t pid) {
+  hooks.on_new_pid = [this](int32_t pid) {
     auto snapshot = profiler::snapshot_proc_maps(pid);
     if (!snapshot) {
-      if (snapshot_errors.admit())
+      if (snapshot_errors_.admit())
         RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid
                                    << "/maps: " << snapshot.error().what();
       return;
     }
-    snapshots.push_back(std::move(*snapshot));
+    snapshots_.push_back(std::move(*snapshot));
   };
-  auto fifos = serve_fifos(io, options, hooks);
-  if (!fifos) {
-    std::fprintf(stderr, "runner: %s\n", fifos.error().what().c_str());
-    return 1;
-  }
-  auto& server = fifos->server;
-  if (fifos->mount_namespace) {
-    spawn.mount_namespace_fd = fifos->mount_namespace->mount_fd();
-    spawn.user_namespace_fd = fifos->mount_namespace->user_fd();
-  }
+  return hooks;
+}
 
-  // ---- benchmark, started suspended so the events are opened first ----------
-  spawn.env =
-      benchmark_environment(folder, &fifos->options, fifos->default_paths);
-  spawn.suspended = true;
-  ChildWatcher watcher(io, options.kill_after);
-  auto child = base::ChildProcess::spawn(spawn);
+// ---- run: the phases after prepare ------------------------------------------
+
+int Session::run() {
+  if (!options_.profile) return run_unprofiled();
+  if (auto stopped = launch()) return *stopped;
+  int exit_code = sample();
+  exit_code = finalize(exit_code);
+  if (options_.report) report();
+  // An upload phase would go here, after the profile folder is complete.
+  return close(exit_code);
+}
+
+int Session::run_unprofiled() {
+  spawn_.env = benchmark_environment(folder_, nullptr, true);
+  if (auto stopped = spawn_benchmark()) return *stopped;
+  int code = watcher_->wait(*child_).exit_code();
+  int check =
+      check_results(load_results(folder_, options_.allow_empty), std::cerr);
+  base::close_log_file();
+  std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
+  return code != 0 ? code : check;
+}
+
+// ---- launch -----------------------------------------------------------------
+
+// The benchmark starts suspended, so the sampler's events are open before it
+// runs; the FIFO server starts reading just before it is released.
+std::optional<int> Session::launch() {
+  if (fifos_.mount_namespace) {
+    spawn_.mount_namespace_fd = fifos_.mount_namespace->mount_fd();
+    spawn_.user_namespace_fd = fifos_.mount_namespace->user_fd();
+  }
+  spawn_.env =
+      benchmark_environment(folder_, &fifos_.options, fifos_.default_paths);
+  spawn_.suspended = true;
+  if (auto stopped = spawn_benchmark()) return stopped;
+  if (auto stopped = start_sampler()) return stopped;
+  fifos_.server->start();
+  if (auto st = child_->release(); !st) {
+    std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
+                 st.error().what().c_str());
+    if (sampler_) (void)sampler_->finish();
+    ::unlink((folder_ + "/perf.pipedata").c_str());
+    return base::spawn_error_exit_code(st.error());
+  }
+  return std::nullopt;
+}
+
+// The watcher catches the signals from before the benchmark exists.
+std::optional<int> Session::spawn_benchmark() {
+  watcher_.emplace(io_, options_.kill_after);
+  auto child = base::ChildProcess::spawn(spawn_);
   if (!child) {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                  child.error().what().c_str());
     return base::spawn_error_exit_code(child.error());
   }
-  const std::string pipedata = folder + "/perf.pipedata";
+  child_.emplace(std::move(*child));
+  return std::nullopt;
+}
+
+// Without a sampler the benchmark runs only with --allow-no-profile.
+std::optional<int> Session::start_sampler() {
+  const std::string pipedata = folder_ + "/perf.pipedata";
   auto created =
-      profiler::Sampler::create(child->pid(), options.sampler, pipedata);
-  if (!created) {
-    if (!options.allow_no_profile) {
-      std::fprintf(stderr,
-                   "runner: cannot start sampling: %s\n"
-                   "runner: the benchmark was not started; use "
-                   "--allow-no-profile to run it without profiling\n",
-                   created.error().what().c_str());
-      return 1;  // ~ChildProcess kills the suspended child
-    }
-    RUNNER_LOG(kLog, kWarning)
-        << "sampling is not possible, running without profiling: "
-        << created.error().what();
-    ::unlink(pipedata.c_str());
-  } else {
-    sampler = std::move(*created);
-    RUNNER_LOG(kLog, kDebug) << "sampling event: " << sampler->event_name();
+      profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
+  if (created) {
+    sampler_ = std::move(*created);
+    RUNNER_LOG(kLog, kDebug) << "sampling event: " << sampler_->event_name();
+    return std::nullopt;
   }
-  server->start();
-  if (auto st = child->release(); !st) {
-    std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
-                 st.error().what().c_str());
-    if (sampler) (void)sampler->finish();
-    ::unlink(pipedata.c_str());
-    return base::spawn_error_exit_code(st.error());
+  if (!options_.allow_no_profile) {
+    std::fprintf(stderr,
+                 "runner: cannot start sampling: %s\n"
+                 "runner: the benchmark was not started; use "
+                 "--allow-no-profile to run it without profiling\n",
+                 created.error().what().c_str());
+    return 1;  // ~ChildProcess kills the suspended child
   }
+  RUNNER_LOG(kLog, kWarning)
+      << "sampling is not possible, running without profiling: "
+      << created.error().what();
+  ::unlink(pipedata.c_str());
+  return std::nullopt;
+}
 
-  int exit_code = watcher.wait(*child).exit_code();
+// ---- sample -----------------------------------------------------------------
 
-  // Commands already written before the benchmark exited still get answered
-  // and recorded.
-  server->drain();
-  io.restart();
-  io.poll();  // runs what the io_context still has pending
+// The io_context serves the FIFO (the hooks switch sampling on and off)
+// until the benchmark exits; returns the exit code its end calls for.
+int Session::sample() {
+  int exit_code = watcher_->wait(*child_).exit_code();
+  stop_fifo_server();
+  finish_sampler();
+  return exit_code;
+}
+
+// Commands already written before the benchmark exited still get answered
+// and recorded.
+void Session::stop_fifo_server() {
+  fifos_.server->drain();
+  io_.restart();
+  io_.poll();  // runs what the io_context still has pending
   for (const auto& [what, limiter] :
-       {std::pair{"enabling", &enable_errors},
-        std::pair{"disabling", &disable_errors}}) {
+       {std::pair{"enabling", &enable_errors_},
+        std::pair{"disabling", &disable_errors_}}) {
     if (limiter->suppressed() > 0)
       RUNNER_LOG(kLog, kError)
           << limiter->seen() << " errors " << what << " sampling in all ("
           << limiter->suppressed() << " not logged)";
   }
-  fifo::RunData run = server->take_data();
-  (void)server->close();
-  if (snapshot_errors.suppressed() > 0) {
+  run_ = fifos_.server->take_data();
+  (void)fifos_.server->close();
+  if (snapshot_errors_.suppressed() > 0) {
     RUNNER_LOG(kLog, kWarning)
         << "cannot snapshot /proc/<pid>/maps for "
-        << snapshot_errors.suppressed() << " more announced pid(s) ("
-        << snapshot_errors.seen() << " in all)";
+        << snapshot_errors_.suppressed() << " more announced pid(s) ("
+        << snapshot_errors_.seen() << " in all)";
   }
+}
+
+void Session::finish_sampler() {
+  if (!sampler_) return;
+  auto stats = sampler_->finish();
+  if (stats) {
+    sampler_stats_ = *stats;
+    print_sampler_summary(*stats, options_.sampler);
+  } else {
+    RUNNER_LOG(kLog, kError) << "finishing sampling: " << stats.error().what();
+  }
+  sampler_.reset();
+}
+
+// ---- finalize ---------------------------------------------------------------
+
+// The results are read once: which benchmarks reached the runner, then the
+// artifacts, then the results table.
+int Session::finalize(int exit_code) {
+  ResultsFiles results = read_results(folder_);
+  const std::vector<std::string> uris = result_uris(results);
   // Did the benchmarks that ran reach the runner? (instrumentation_check.hpp)
-  std::vector<std::string> result_uris;
-  if (auto rows = load_results(folder, true)) {
-    for (const auto& row : *rows) result_uris.push_back(row.uri);
-  }
   std::optional<std::string> uninstrumented =
-      missing_instrumentation(run, result_uris);
-  std::vector<std::string> unannounced = unannounced_uris(run, result_uris);
+      missing_instrumentation(run_, uris);
+  std::vector<std::string> unannounced = unannounced_uris(run_, uris);
 
-  std::optional<profiler::SamplerStats> sampler_stats;
-  if (sampler) {
-    auto stats = sampler->finish();
-    if (stats) {
-      sampler_stats = *stats;
-      print_sampler_summary(*stats, options.sampler);
-    } else {
-      RUNNER_LOG(kLog, kError)
-          << "finishing sampling: " << stats.error().what();
-    }
-    sampler.reset();
-  }
-
-  FinalizeInput input;
-  input.folder = folder;
-  input.run = std::move(run);
-  input.sampler_options = options.sampler;
-  input.sampler_stats = sampler_stats;
-  input.snapshots = std::move(snapshots);
-  input.profiled = sampler_stats.has_value();
-  if (auto st = finalize_profile(std::move(input)); !st) {
+  if (auto st = write_artifacts(); !st) {
     RUNNER_LOG(kLog, kError) << "writing artifacts: " << st.error().what();
     if (exit_code == 0) exit_code = 1;
   }
-
-  int check = check_results(folder, options.allow_empty, std::cerr);
+  int check =
+      check_results(select_results(results, options_.allow_empty), std::cerr);
   if (exit_code == 0) exit_code = check;
   if (uninstrumented) {
     std::fprintf(
         stderr, "runner: %s%s\n", uninstrumented->c_str(),
-        options.allow_no_profile ? " (allowed by --allow-no-profile)" : "");
-    if (exit_code == 0 && !options.allow_no_profile) exit_code = 1;
+        options_.allow_no_profile ? " (allowed by --allow-no-profile)" : "");
+    if (exit_code == 0 && !options_.allow_no_profile) exit_code = 1;
   } else if (!unannounced.empty()) {
     RUNNER_LOG(kLog, kWarning)
         << unannounced.size()
@@ -455,17 +387,35 @@ int run_session(const RunOptions& options) {
            "and have no profile, e.g. "
         << unannounced.front();
   }
+  return exit_code;
+}
 
-  if (options.report) {
-    report::ReportOptions report_options;
-    report_options.folder = folder;
-    auto result = report::run_report(report_options, std::cout, std::cerr);
-    if (!result) {
-      std::fprintf(stderr, "runner: report: %s\n",
-                   result.error().what().c_str());
-    }
+// The one call into agent/finalize.hpp: what the run collected becomes the
+// profile folder's artifacts (run_ and snapshots_ are handed over).
+base::Status Session::write_artifacts() {
+  FinalizeInput input;
+  input.folder = folder_;
+  input.run = std::move(run_);
+  input.sampler_options = options_.sampler;
+  input.sampler_stats = sampler_stats_;
+  input.snapshots = std::move(snapshots_);
+  input.profiled = sampler_stats_.has_value();
+  return finalize_profile(std::move(input));
+}
+
+// ---- report -----------------------------------------------------------------
+
+void Session::report() {
+  report::ReportOptions report_options;
+  report_options.folder = folder_;
+  auto result = report::run_report(report_options, std::cout, std::cerr);
+  if (!result) {
+    std::fprintf(stderr, "runner: report: %s\n", result.error().what().c_str());
   }
-  std::fprintf(stderr, "runner: profile folder: %s\n", folder.c_str());
+}
+
+int Session::close(int exit_code) {
+  std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
   base::close_log_file();
   return exit_code;
 }

@@ -1,45 +1,114 @@
-// One profiled run of a benchmark command: profile folder, FIFO server,
-// suspended child, sampler, signal forwarding, then finalization (artifacts),
-// results validation and the optional report.
+// One profiled run of a benchmark command, in phases:
+//   prepare   profile folder (and runner.log), subreaper, FIFO server (in the
+//             benchmark's own mount namespace when possible)
+//   launch    the benchmark, spawned suspended so that the sampler's events
+//             are open before it runs; the watcher forwards signals to it
+//   sample    the io_context serves the FIFO (sampling enabled inside the
+//             benchmark windows) until the benchmark exits; then the FIFO is
+//             drained and the sampler finished
+//   finalize  the results are read once: the instrumentation check, the
+//             artifacts (agent/finalize.hpp) and the results table use them
+//   report    `--report`: the report of the profile folder
+//   (upload would come after report)
+// The Session owns everything a run holds (io_context, FIFOs, sampler,
+// watcher, child, what was collected) and releases it in reverse order.
 #pragma once
 
-#include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "agent/args.hpp"
+// Asio: specific headers only, <utility> first (Boost 1.74 + GCC 12).
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+
 #include "agent/child_watcher.hpp"
-#include "base/result.hpp"
-#include "profiler/sampler.hpp"
+#include "agent/run_options.hpp"
+#include "base/base.hpp"
+#include "fifo/fifo.hpp"
+#include "profiler/profiler.hpp"
 
 namespace runner::agent {
 
-struct RunOptions {
-  std::vector<std::string> command;
-  std::string profile_folder;  // empty: ./runner-profile.<timestamp>
-  bool profile = true;
-  bool allow_no_profile = false;
-  bool allow_empty = false;
-  bool report = false;
-  profiler::SamplerOptions sampler;
-  std::string fifo_dir;  // empty: /tmp
-  // Serve the fixed /tmp FIFO paths under the global lock even when the
-  // benchmark could get its own mount namespace.
-  bool shared_fifos = false;
-  int stdin_fd = -1;  // the benchmark's stdin (-1: inherited)
-  // After forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the benchmark this long
-  // later if it still runs.
-  std::chrono::milliseconds kill_after = kDefaultKillAfter;
+class Session {
+ public:
+  // The prepare phase (the FIFO server only when profiling). Errors are
+  // one-line messages for "runner: ...".
+  // The session is pinned in memory (the FIFO hooks and the watcher refer
+  // to it), hence the unique_ptr.
+  static base::Result<std::unique_ptr<Session>> create(
+      const RunOptions& options);
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();
+
+  // The other phases; returns the exit code for the runner process.
+  int run();
+
+ private:
+  // The FIFO server and where its FIFOs live. Members are destroyed in
+  // reverse order: the server removes its FIFOs before the private
+  // directory goes.
+  struct Fifos {
+    std::unique_ptr<fifo::IsolatedFifos> isolated;
+    std::optional<base::MountNamespace> mount_namespace;
+    std::unique_ptr<fifo::Server> server;
+    fifo::ServerOptions options;
+    bool default_paths = true;  // the benchmark sees the fixed paths
+  };
+  // Errors of one kind logged per run when a client can repeat them.
+  static constexpr uint64_t kMaxLoggedErrors = 10;
+  static constexpr uint64_t kMaxSnapshotWarnings = 5;
+
+  explicit Session(const RunOptions& options);
+
+  // prepare
+  base::Status prepare_folder();
+  base::Status prepare_fifos();
+  base::Status serve_isolated_fifos();
+  fifo::ServerHooks fifo_hooks();
+  // launch (nullopt: the benchmark runs; else the exit code)
+  std::optional<int> launch();
+  std::optional<int> spawn_benchmark();
+  std::optional<int> start_sampler();
+  // sample
+  int sample();
+  void stop_fifo_server();
+  void finish_sampler();
+  // finalize
+  int finalize(int exit_code);
+  base::Status write_artifacts();
+  // report
+  void report();
+  int close(int exit_code);
+  // `--no-profile`: launch without FIFO or sampler, wait, check results.
+  int run_unprofiled();
+
+  // Members are destroyed bottom-up: the child before its watcher, the FIFO
+  // server before the sampler its hooks use, all before the io_context.
+  RunOptions options_;
+  std::string folder_;
+  base::SpawnOptions spawn_;
+  boost::asio::io_context io_;
+  std::unique_ptr<profiler::Sampler> sampler_;
+  std::vector<profiler::ProcSnapshot> snapshots_;
+  // A client can send start/stop and announce pids without bound: their
+  // errors are capped.
+  base::LogLimiter enable_errors_{kMaxLoggedErrors};
+  base::LogLimiter disable_errors_{kMaxLoggedErrors};
+  base::LogLimiter snapshot_errors_{kMaxSnapshotWarnings};
+  Fifos fifos_;
+  std::optional<ChildWatcher> watcher_;
+  std::optional<base::ChildProcess> child_;
+  // What the run collected.
+  fifo::RunData run_;
+  std::optional<profiler::SamplerStats> sampler_stats_;
 };
 
-// Reads the options shared by `run` and `exec` (profile-folder, freq,
-// call-graph, event, mmap-size, ...). Errors are one-line user messages.
-base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
-                                   const std::string& command_name);
-// Parses "8M", "512K", "1G", "65536" into bytes.
-base::Result<uint64_t> parse_size(const std::string& text);
-
-// Runs the session and returns the exit code for the runner process.
+// Session::create + Session::run, printing a failed prepare phase.
 int run_session(const RunOptions& options);
 
 }  // namespace runner::agent

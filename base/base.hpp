@@ -2,7 +2,8 @@
 //  - Result<T>/Error: value or errno + context chain (no exceptions for
 //    expected failures).
 //  - UniqueFd, MappedRegion: move-only RAII owners of fds and mappings.
-//  - RUNNER_LOG(category, level): leveled logging, configured by RUNNER_LOG.
+//  - RUNNER_LOG(category, level): leveled logging, configured by RUNNER_LOG;
+//    LogLimiter caps a message that outside input can repeat without bound.
 //  - ChildProcess: spawn (optionally suspended), signal, wait; owns the pid
 //    until it is reaped.
 //  - MountNamespace: a mount namespace with bind mounts, for a child to join
@@ -14,6 +15,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "base/log_limiter.hpp"
 #include "base/mapped_region.hpp"
 #include "base/mount_namespace.hpp"
 #include "base/process_tree.hpp"

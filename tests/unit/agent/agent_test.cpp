@@ -1,3 +1,5 @@
+#include <sstream>
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -146,5 +148,57 @@ TEST_SUITE("agent") {
     CHECK(invalid.error().message().find("not JSON") != std::string::npos);
     CHECK(format_duration_ns(1500) == "1.50 us");
     CHECK(format_duration_ns(2.5e9) == "2.500 s");
+  }
+
+  TEST_CASE("results read once, judged leniently and strictly") {
+    runner::testing::TempDir dir;
+    REQUIRE(runner::base::make_directories(dir.file("results")));
+    const std::string one = R"({"creator":{},"instrument":{},
+      "benchmarks":[{"name":"b","uri":"f::b","config":{},
+        "stats":{"min_ns":1.0,"max_ns":2.0,"mean_ns":1.5,"stdev_ns":0.1,
+          "q1_ns":1.2,"median_ns":1.5,"q3_ns":1.8,"rounds":5,"total_time":0.1,
+          "iqr_outlier_rounds":0,"stdev_outlier_rounds":0,"iter_per_round":1,
+          "warmup_iters":0}}]})";
+    // 1.json has no benchmark, 2.json has one: the lenient view (which
+    // benchmarks reached the runner) sees 2.json's, the strict one fails on
+    // 1.json, from the same read.
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("results/1.json"),
+        std::string_view(R"({"creator":{},"instrument":{},"benchmarks":[]})")));
+    REQUIRE(runner::base::write_file_atomic(dir.file("results/2.json"), one));
+    ResultsFiles files = read_results(dir.path());
+    CHECK(files.dir_exists);
+    CHECK(files.files.size() == 2);
+    CHECK_FALSE(files.error);
+    auto lenient = select_results(files, true);
+    REQUIRE(lenient);
+    REQUIRE(lenient->size() == 1);
+    CHECK((*lenient)[0].uri == "f::b");
+    auto strict = select_results(files, false);
+    REQUIRE_FALSE(strict);
+    CHECK(strict.error().message().find("1.json has no benchmark") !=
+          std::string::npos);
+    // An invalid 3.json stops the reading; the empty 1.json still comes
+    // first in the strict view, as when each view read the files itself.
+    REQUIRE(runner::base::write_file_atomic(dir.file("results/3.json"),
+                                            std::string_view("{not json")));
+    files = read_results(dir.path());
+    CHECK(files.files.size() == 2);
+    REQUIRE(files.error);
+    auto lenient_invalid = select_results(files, true);
+    REQUIRE_FALSE(lenient_invalid);
+    CHECK(lenient_invalid.error().message().find("3.json: not JSON") !=
+          std::string::npos);
+    auto strict_invalid = select_results(files, false);
+    REQUIRE_FALSE(strict_invalid);
+    CHECK(strict_invalid.error().message().find("1.json has no benchmark") !=
+          std::string::npos);
+    // The table prints the rows or the error, and says which by its code.
+    std::ostringstream table, error;
+    CHECK(check_results(lenient, table) == 0);
+    CHECK(table.str().find("f::b") == std::string::npos);
+    CHECK(table.str().find("1.5 ns") != std::string::npos);
+    CHECK(check_results(strict_invalid, error) == 1);
+    CHECK(error.str().rfind("runner: error: ", 0) == 0);
   }
 }

@@ -1,0 +1,43 @@
+// RunOptions: what `runner run` and `runner exec` hand to a Session once
+// their options are parsed (the boundary between the command line and the
+// session; a plain struct, owned by the caller).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/args.hpp"
+#include "agent/child_watcher.hpp"
+#include "base/base.hpp"
+#include "profiler/profiler.hpp"
+
+namespace runner::agent {
+
+struct RunOptions {
+  std::vector<std::string> command;
+  std::string profile_folder;  // empty: ./runner-profile.<timestamp>
+  bool profile = true;
+  bool allow_no_profile = false;
+  bool allow_empty = false;
+  bool report = false;
+  profiler::SamplerOptions sampler;
+  std::string fifo_dir;  // empty: /tmp
+  // Serve the fixed /tmp FIFO paths under the global lock even when the
+  // benchmark could get its own mount namespace.
+  bool shared_fifos = false;
+  int stdin_fd = -1;  // the benchmark's stdin (-1: inherited)
+  // After forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the benchmark this long
+  // later if it still runs.
+  std::chrono::milliseconds kill_after = kDefaultKillAfter;
+};
+
+// Reads the options shared by `run` and `exec` (profile-folder, freq,
+// call-graph, event, mmap-size, ...). Errors are one-line user messages.
+base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
+                                   const std::string& command_name);
+// Parses "8M", "512K", "1G", "65536" into bytes.
+base::Result<uint64_t> parse_size(const std::string& text);
+
+}  // namespace runner::agent
