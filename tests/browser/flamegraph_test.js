@@ -161,9 +161,13 @@ async function labelFitProblems(page) {
   return problems;
 }
 
+// A page showing the whole SVG (1200 px wide, as tall as it is), so every
+// frame can be hovered and clicked.
 async function openSvg(browser, file, javaScriptEnabled) {
+  const head = fs.readFileSync(file, 'utf8').slice(0, 400);
+  const height = Number((/ height="(\d+)"/.exec(head) || [0, 800])[1]);
   const ctx = await browser.newContext({ javaScriptEnabled,
-    viewport: { width: 1200, height: 800 } });
+    viewport: { width: 1200, height: Math.max(height, 100) } });
   const page = await ctx.newPage();
   await page.goto('file://' + file);
   const root = await page.evaluate(() => document.documentElement.localName);
