@@ -1,6 +1,7 @@
 // The flamegraph SVG in a real browser (meson test `browser`, suite
 // `browser`). The real `runner report` runs on copies of golden profile
-// folders (tests/golden/folders); Debian's headless Chromium, driven by
+// folders (tests/golden/folders, and one whose JIT code gets tricky names:
+// XML specials, non-ASCII, long templates); Debian's headless Chromium, driven by
 // playwright-core, opens every SVG it writes and checks what a user sees:
 //   static labels   every frame wide enough has its label in the SVG text
 //                   itself (the name, or a prefix of it and ".."), read from
@@ -13,8 +14,9 @@
 //                   the others not, and the matched share is the .folded one
 //   zoom            a click makes the frame span the width, rescales its
 //                   children, hides unrelated frames; every label still fits
-//                   (measured) and none is needlessly empty; reset restores
-// Each check then runs on a deliberately broken copy of an SVG and must fail
+//                   (measured), a cut label is the longest that fits, none
+//                   is needlessly empty; reset restores the static view
+// Each check then runs on deliberately broken copies of an SVG and must fail
 // there, so none of them passes vacuously.
 //
 // A case this machine cannot run (no Chromium, playwright-core not installed
@@ -48,14 +50,33 @@ function unescapeXml(s) {
 
 // ---- the outputs of the real `runner report` --------------------------------
 
-// Runs `runner report` on a copy of each golden folder; every flamegraph
-// SVG written, with the stacks of its .folded file.
+// Names that stress the labels: XML specials, accents, symbols and CJK
+// characters (two cells in the width model), long template names. They
+// reach the report through the perf maps of a copy of the `jit` folder,
+// which name its JIT code.
+const kTrickyNames = {
+  jit_inner: 'ns::\u00dcn\u00efc\u00f6d\u00e9<"quoted" & \'single\'>::wide_\u2713\u2713_\u6f22\u5b57_' +
+    'std::vector<std::pair<int, std::basic_string<char> >, std::allocator<x> >::'.repeat(5) + 'end',
+  jit_outer: 'ns::outer<A&B, C<D>>::run_\u20ac_' + 'x'.repeat(50),
+};
+
+function makeTricky(copy) {
+  for (const f of fs.readdirSync(copy).filter((f) => /^perf-\d+\.map$/.test(f))) {
+    let text = fs.readFileSync(path.join(copy, f), 'utf8');
+    for (const [from, to] of Object.entries(kTrickyNames)) text = text.split(from).join(to);
+    fs.writeFileSync(path.join(copy, f), text);
+  }
+}
+
+// Runs `runner report` on a copy of each golden folder (and of the tricky
+// one); every flamegraph SVG written, with the stacks of its .folded file.
 function reportSvgs(work) {
   const svgs = [];
-  for (const folder of kFolders) {
+  for (const folder of [...kFolders, 'tricky']) {
     const copy = path.join(work, folder);
-    fs.cpSync(path.join(env('GOLDEN_DIR'), 'folders', folder), copy,
-      { recursive: true });
+    fs.cpSync(path.join(env('GOLDEN_DIR'), 'folders', folder === 'tricky' ? 'jit' : folder),
+      copy, { recursive: true });
+    if (folder === 'tricky') makeTricky(copy);
     execFileSync(env('RUNNER_BIN'), ['report', copy], { stdio: 'ignore' });
     const dir = path.join(copy, 'report');
     for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.svg')).sort()) {
@@ -134,20 +155,34 @@ function checkStaticLabels(text) {
 
 // Every visible frame whose measured label does not fit inside its rect, or
 // whose label is not the name or a cut of it, or is empty in a wide frame.
-async function labelFitProblems(page) {
+// `tight` (labels the script fitted by measuring): a cut label must also be
+// the longest that fits, i.e. one more character before ".." would not.
+async function labelFitProblems(page, tight) {
   const frames = await page.evaluate((pad) => {
+    const probe = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+    document.documentElement.appendChild(probe);
     const out = [];
     for (const g of document.querySelectorAll('g.f')) {
       if (getComputedStyle(g).display === 'none') continue;
       const r = g.querySelector('rect'), t = g.querySelector('text');
-      out.push({ name: g.getAttribute('data-n'), label: t.textContent,
+      const name = g.getAttribute('data-n'), label = t.textContent;
+      let longer = null;  // the measured length of the next longer cut
+      if (label.endsWith('..') && label !== name) {
+        probe.textContent = name.slice(0, label.length - 1) + '..';
+        longer = probe.getComputedTextLength();
+      }
+      out.push({ name, label, longer,
         rx: +r.getAttribute('x'), rw: +r.getAttribute('width'),
         tx: +t.getAttribute('x'), len: t.getComputedTextLength() });
     }
+    probe.remove();
     return out;
   }, kLabelPad);
   const problems = [];
   for (const f of frames) {
+    if (tight && f.longer !== null && f.longer <= f.rw - 2 * kLabelPad)
+      problems.push(f.name + ': label "' + f.label + '" cut shorter than its ' +
+        f.rw.toFixed(2) + ' px frame allows');
     if (f.tx < f.rx - kEps || f.tx + f.len > f.rx + f.rw + kEps)
       problems.push(f.name + ': label "' + f.label + '" spans ' +
         f.tx.toFixed(2) + '..' + (f.tx + f.len).toFixed(2) + ', frame ' +
@@ -195,11 +230,13 @@ async function centerOf(page, selector, index) {
 }
 
 // The frame to hover, search and zoom: the widest one that is not the full
-// width, wide enough to hit, preferring deeper frames with long names.
+// width, wide enough to hit, preferring longer names; in a flamegraph of one
+// chain (every frame the full width), the middle one of the chain (zooming
+// there still re-fits every label).
 function pickFrame(boxes) {
   const full = Math.max(...boxes.map((b) => b.w));
   const cands = boxes.filter((b) => b.w < full - 1 && b.w >= 4);
-  if (cands.length === 0) return null;
+  if (cands.length === 0) return boxes.length > 1 ? boxes[boxes.length >> 1] : null;
   cands.sort((a, b) => b.w - a.w || b.name.length - a.name.length);
   return cands[0];
 }
@@ -250,7 +287,7 @@ async function checkSearch(page, svg) {
 async function checkZoom(page) {
   const before = await frameBoxes(page);
   const target = pickFrame(before);
-  if (!target) return { problems: [], zoomed: false };
+  if (!target) return { problems: ['no frame to click'], zoomed: false };
   const at = await centerOf(page, 'g.f rect', target.i);
   await page.mouse.click(at.x, at.y);
   const after = await frameBoxes(page);
@@ -274,7 +311,7 @@ async function checkZoom(page) {
   if (hidden === 0 && before.some((b) => b.y <= target.y && b.i !== target.i &&
       !(b.x >= target.x - 1e-3 && b.x + b.w <= target.x + target.w + 1e-3)))
     problems.push('nothing hidden by the zoom');
-  problems.push(...(await labelFitProblems(page)).map((p) => 'after zoom: ' + p));
+  problems.push(...(await labelFitProblems(page, true)).map((p) => 'after zoom: ' + p));
   return { problems, zoomed: true, rescaled };
 }
 
@@ -289,7 +326,7 @@ async function checkUnzoom(page, staticLabels) {
     if (Math.abs(b.w - frames[i].width) > kEps || b.label !== frames[i].label)
       problems.push(b.name + ': not restored by reset');
   });
-  problems.push(...(await labelFitProblems(page)).map((p) => 'after reset: ' + p));
+  problems.push(...(await labelFitProblems(page, false)).map((p) => 'after reset: ' + p));
   return problems;
 }
 
@@ -298,7 +335,7 @@ async function interactiveChecks(browser, svg) {
   const text = fs.readFileSync(svg.file, 'utf8');
   const result = {};
   let o = await openSvg(browser, svg.file, false);
-  result['no-script fit'] = await labelFitProblems(o.page);
+  result['no-script fit'] = await labelFitProblems(o.page, false);
   await o.close();
   o = await openSvg(browser, svg.file, true);
   result['hover'] = await checkHover(o.page, svg);
@@ -332,6 +369,8 @@ const kMutants = [
     apply: (t) => mutate(t, 'g.onclick = function () { zoom(g); };', '') },
   { check: 'zoom', why: 'labels not re-fitted after zoom (whole names)',
     apply: (t) => mutate(t, 'if (show) todo.push', 'if (false) todo.push') },
+  { check: 'zoom', why: 'labels cut one character shorter than they fit',
+    apply: (t) => mutate(t, "n.slice(0, lo) + '..'", "n.slice(0, lo - 1) + '..'") },
   { check: 'reset', why: 'reset does not restore labels',
     apply: (t) => mutate(t, 't.textContent = g.dataset.l;', '') },
 ];
