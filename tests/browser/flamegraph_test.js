@@ -205,7 +205,8 @@ async function openSvg(browser, file, javaScriptEnabled) {
     viewport: { width: 1200, height: Math.max(height, 100) } });
   const page = await ctx.newPage();
   await page.goto('file://' + file);
-  const root = await page.evaluate(() => document.documentElement.localName);
+  const root = await page.evaluate(() => document.documentElement.localName +
+    (document.getElementsByTagName('parsererror').length ? ' (XML error)' : ''));
   if (root !== 'svg') throw new Error(file + ' did not open as SVG: ' + root);
   return { page, close: () => ctx.close() };
 }
