@@ -357,23 +357,26 @@ function mutate(text, from, to) {
   return text.split(from).join(to);
 }
 
+// Breakages of the embedded script: [check that must fail, what is broken,
+// script text, its replacement].
+const kScriptMutants = [
+  ['hover', 'no details on hover',
+    'details.textContent = g.querySelector', 'void g.querySelector'],
+  ['search', 'search highlights nothing', "hit ? 'rgb(230,0,230)'", "false ? 'rgb(230,0,230)'"],
+  ['zoom', 'click does not zoom', 'g.onclick = function () { zoom(g); };', ''],
+  ['zoom', 'labels not re-fitted after zoom (whole names)', 'if (show) todo.push', 'if (false) todo.push'],
+  ['zoom', 'labels cut one character shorter than they fit',
+    "n.slice(0, lo) + '..'", "n.slice(0, lo - 1) + '..'"],
+  ['reset', 'reset does not restore labels', 't.textContent = g.dataset.l;', ''],
+];
+
 const kMutants = [
   { check: 'static labels', why: 'labels drawn by script only',
     apply: (t) => t.replace(/(<text x="[\d.]+" y="[\d.]+">)[^<]*(<\/text><\/g>)/g, '$1$2') },
   { check: 'no-script fit', why: 'static labels never cut (the old bug)',
     apply: (t) => t.replace(/data-n="([^"]*)"([^\n]*<text x="[\d.]+" y="[\d.]+">)[^<]*</g, 'data-n="$1"$2$1<') },
-  { check: 'hover', why: 'no details on hover',
-    apply: (t) => mutate(t, 'details.textContent = g.querySelector', 'void g.querySelector') },
-  { check: 'search', why: 'search highlights nothing',
-    apply: (t) => mutate(t, "hit ? 'rgb(230,0,230)'", "false ? 'rgb(230,0,230)'") },
-  { check: 'zoom', why: 'click does not zoom',
-    apply: (t) => mutate(t, 'g.onclick = function () { zoom(g); };', '') },
-  { check: 'zoom', why: 'labels not re-fitted after zoom (whole names)',
-    apply: (t) => mutate(t, 'if (show) todo.push', 'if (false) todo.push') },
-  { check: 'zoom', why: 'labels cut one character shorter than they fit',
-    apply: (t) => mutate(t, "n.slice(0, lo) + '..'", "n.slice(0, lo - 1) + '..'") },
-  { check: 'reset', why: 'reset does not restore labels',
-    apply: (t) => mutate(t, 't.textContent = g.dataset.l;', '') },
+  ...kScriptMutants.map(([check, why, from, to]) =>
+    ({ check, why, apply: (t) => mutate(t, from, to) })),
 ];
 
 async function mutantChecks(browser, svg, work) {
