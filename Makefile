@@ -14,7 +14,7 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps build format format-check function-size clean fuzz
+.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -30,9 +30,26 @@ build: deps
 	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) --wrap-mode=nodownload
 	ninja -C $(BUILD)
 
+# The browser test (tests/browser) drives Debian's chromium (in PACKAGES)
+# through playwright-core from npm, pinned by its package-lock.json. node and
+# npm are installed from Debian when either is missing (a NodeSource node
+# brings its own npm, which Debian's npm package would conflict with); when
+# they or `npm ci` are unavailable, the test prints why it skips.
+browser-deps: deps
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "installing: nodejs npm"; \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; } || \
+	  echo "cannot install nodejs and npm: the browser test will skip"; \
+	fi; \
+	if [ ! -d tests/browser/node_modules ] && command -v npm >/dev/null 2>&1; then \
+	  (cd tests/browser && npm ci --no-audit --no-fund) || \
+	  { rm -rf tests/browser/node_modules; echo "npm ci failed: the browser test will skip"; }; \
+	fi
+
 # Every test binary prints "SKIP <case>: <why>" for a case this machine
 # cannot run; the list is printed after the run, whatever its outcome.
-test: build
+test: build browser-deps
 	@status=0; meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=$$?; \
 	skips=$$(grep -h '^SKIP ' $(BUILD)/meson-logs/testlog.txt 2>/dev/null | sort -u); \
 	if [ -n "$$skips" ]; then \

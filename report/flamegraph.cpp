@@ -14,6 +14,21 @@ constexpr double kPad = 10.0;
 constexpr double kTop = 50.0;      // title, buttons and details line
 constexpr double kMinWidth = 0.1;  // narrower frames are not drawn
 
+// Frame labels. The font is a monospace one whose advance is 0.6 em for
+// every ASCII glyph (DejaVu Sans Mono, 0.602; Liberation Mono, Menlo, Courier
+// New, 0.600; Consolas, 0.55; the generic monospace of most systems is one of
+// them). The static labels are cut for kAsciiEm = 0.6 em plus 5% margin per
+// ASCII character; any other character counts as two cells (CJK and other
+// wide glyphs, which may come from a fallback font) with the same margin.
+// The script re-fits labels with real measurements after a zoom.
+constexpr double kFontPx = 12.0;
+constexpr double kAsciiEm = 0.6 * 1.05;
+constexpr double kWideEm = 2 * kAsciiEm;
+constexpr double kLabelPad = 3.0;  // between the frame's edges and its label
+constexpr const char* kFont =
+    "'DejaVu Sans Mono','Liberation Mono',Menlo,Consolas,'Courier New',"
+    "monospace";
+
 struct Node {
   std::string name;
   uint64_t value = 0;
@@ -39,6 +54,45 @@ std::string color_for(const std::string& name) {
   return buf;
 }
 
+// The length of the well-formed UTF-8 sequence at `at` (1 for ASCII), or 0
+// when the bytes there are not one (XML would reject them). Noncharacters
+// U+FFFE and U+FFFF, which XML 1.0 does not allow either, count as invalid.
+size_t utf8_sequence(const std::string& s, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char b = byte(at);
+  if (b < 0x80) return 1;
+  const size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+                   : b >= 0xE0 && b <= 0xEF ? 3
+                   : b >= 0xF0 && b <= 0xF4 ? 4
+                                            : 0;
+  if (n == 0 || at + n > s.size()) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+  const unsigned char b1 = byte(at + 1);
+  const bool overlong = (b == 0xE0 && b1 < 0xA0) || (b == 0xF0 && b1 < 0x90);
+  const bool surrogate = b == 0xED && b1 >= 0xA0;
+  const bool too_big = b == 0xF4 && b1 >= 0x90;
+  const bool nonchar = b == 0xEF && b1 == 0xBF && byte(at + 2) >= 0xBE;
+  return overlong || surrogate || too_big || nonchar ? 0 : n;
+}
+
+// The label of a frame whose text may take `room` pixels: the whole name
+// when it fits the width model (kAsciiEm, kWideEm), else its longest prefix
+// (whole characters) that fits with ".." after it, else nothing.
+std::string fit_label(const std::string& name, double room) {
+  const double ascii = kAsciiEm * kFontPx, wide = kWideEm * kFontPx;
+  double used = 0;
+  size_t cut = 0;  // bytes of the longest prefix that fits with ".."
+  for (size_t at = 0; at < name.size();) {
+    const size_t n = utf8_sequence(name, at);
+    used += n > 1 ? wide : ascii;  // an invalid byte is written as '?'
+    if (used > room) return cut == 0 ? "" : name.substr(0, cut) + "..";
+    at += n == 0 ? 1 : n;
+    if (used + 2 * ascii <= room) cut = at;
+  }
+  return name;
+}
+
 void emit(const Node& node, double x, int level, double height, double scale,
           uint64_t total, std::string& out) {
   double w = static_cast<double>(node.value) * scale;
@@ -53,12 +107,15 @@ void emit(const Node& node, double x, int level, double height, double scale,
   std::snprintf(
       pct, sizeof(pct), "%.2f",
       100.0 * static_cast<double>(node.value) / static_cast<double>(total));
+  char label[64];
+  std::snprintf(label, sizeof(label), "<text x=\"%.2f\" y=\"%.1f\">",
+                x + kLabelPad, y + kFrameHeight - 5);
   std::string name = xml_escape(node.name);
   out += "<g class=\"f\" data-n=\"" + name + "\" data-s=\"" +
          std::to_string(node.value) + "\"><title>" + name + " (" +
          std::to_string(node.value) + " samples, " + pct + "%)</title>" +
-         geometry + "<text x=\"" + std::to_string(x + 3) + "\" y=\"" +
-         std::to_string(y + kFrameHeight - 5) + "\"></text></g>\n";
+         geometry + label +
+         xml_escape(fit_label(node.name, w - 2 * kLabelPad)) + "</text></g>\n";
   double child_x = x;
   for (const auto& [child_name, child] : node.children) {
     emit(*child, child_x, level + 1, height, scale, total, out);
@@ -66,27 +123,62 @@ void emit(const Node& node, double x, int level, double height, double scale,
   }
 }
 
-// Zoom, hover details and search. Frames keep their original geometry in
-// data attributes; labels are fitted to the frame width on every redraw.
+// Zoom, hover details and search. Frames keep their original geometry and
+// static label in data attributes. After a zoom, labels are fitted to the
+// new widths with the browser's own text measurements (batched: every write,
+// then every read, so layout runs a few times, not once per frame); reset
+// restores the static labels.
 constexpr const char* kScript = R"JS(
-var W = 1200, PAD = 10, svg = document.documentElement;
+var W = 1200, PAD = 10, LPAD = 3, svg = document.documentElement;
 var frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));
 var details = document.getElementById('details');
 var matched = document.getElementById('matched');
 frames.forEach(function (g) {
-  var r = g.querySelector('rect');
+  var r = g.querySelector('rect'), t = g.querySelector('text');
   g.dataset.x = r.getAttribute('x'); g.dataset.w = r.getAttribute('width');
-  g.dataset.y = r.getAttribute('y');
+  g.dataset.y = r.getAttribute('y'); g.dataset.l = t.textContent;
+  g.dataset.tx = t.getAttribute('x');
   g.onmouseover = function () { details.textContent = g.querySelector('title').textContent; };
   g.onmouseout = function () { details.textContent = ' '; };
   g.onclick = function () { zoom(g); };
 });
-function label(g) {
-  var r = g.querySelector('rect'), t = g.querySelector('text');
-  var w = parseFloat(r.getAttribute('width')), n = g.dataset.n;
-  t.setAttribute('x', parseFloat(r.getAttribute('x')) + 3);
-  var fit = Math.floor((w - 6) / 7);
-  t.textContent = fit < 3 ? '' : (n.length <= fit ? n : n.slice(0, fit - 2) + '..');
+var DOTS = (function () {
+  var p = document.createElementNS('http://www.w3.org/2000/svg', 'text');
+  p.textContent = '..'; svg.appendChild(p);
+  var w = p.getComputedTextLength(); svg.removeChild(p); return w;
+})();
+// The longest prefix of t's text that fits `room` with '..' after it ('' if
+// none), or null when the whole text fits.
+function prefix(t, room) {
+  var n = t.textContent;
+  if (t.getComputedTextLength() <= room) return null;
+  var lo = 0, hi = n.length;
+  while (lo < hi) {
+    var mid = Math.ceil((lo + hi) / 2);
+    if (t.getSubStringLength(0, mid) + DOTS <= room) lo = mid; else hi = mid - 1;
+  }
+  if (lo > 0 && /[\uD800-\uDBFF]/.test(n.charAt(lo - 1))) lo--;
+  return lo === 0 ? '' : n.slice(0, lo) + '..';
+}
+function fit(list) {
+  var todo = [];
+  list.forEach(function (g) {
+    var r = g.querySelector('rect'), t = g.querySelector('text');
+    var room = parseFloat(r.getAttribute('width')) - 2 * LPAD;
+    var show = g.style.display !== 'none' && room > DOTS;
+    t.setAttribute('x', parseFloat(r.getAttribute('x')) + LPAD);
+    t.textContent = show ? g.dataset.n : '';
+    if (show) todo.push({ t: t, room: room });
+  });
+  todo.forEach(function (e) { e.cut = prefix(e.t, e.room); });
+  todo.forEach(function (e) { if (e.cut !== null) e.t.textContent = e.cut; });
+  todo.forEach(function (e) {
+    var n = e.t.textContent;
+    while (n !== '' && e.t.getComputedTextLength() > e.room) {
+      n = n.length > 3 ? n.slice(0, -3) + '..' : '';
+      e.t.textContent = n;
+    }
+  });
 }
 function zoom(target) {
   var zx = parseFloat(target.dataset.x), zw = parseFloat(target.dataset.w);
@@ -105,15 +197,16 @@ function zoom(target) {
     } else {
       g.style.display = 'none';
     }
-    label(g);
   });
+  fit(frames);
   document.getElementById('unzoom').style.opacity = '1';
 }
 function unzoom() {
   frames.forEach(function (g) {
-    var r = g.querySelector('rect');
+    var r = g.querySelector('rect'), t = g.querySelector('text');
     r.setAttribute('x', g.dataset.x); r.setAttribute('width', g.dataset.w);
-    g.style.display = ''; g.style.opacity = ''; label(g);
+    t.setAttribute('x', g.dataset.tx); t.textContent = g.dataset.l;
+    g.style.display = ''; g.style.opacity = '';
   });
   document.getElementById('unzoom').style.opacity = '0';
 }
@@ -134,7 +227,6 @@ function search() {
   var all = parseFloat(svg.dataset.total);
   matched.textContent = term === '' ? ' ' : 'Matched: ' + (100 * total / all).toFixed(2) + '%';
 }
-frames.forEach(label);
 )JS";
 
 }  // namespace
@@ -142,27 +234,25 @@ frames.forEach(label);
 std::string xml_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
-          out += '?';
-        else
-          out += c;
+  for (size_t at = 0; at < text.size();) {
+    const size_t n = utf8_sequence(text, at);
+    const char c = text[at];
+    if (n > 1) {
+      out.append(text, at, n);
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else if (n == 0 || (static_cast<unsigned char>(c) < 0x20 && c != '\t')) {
+      out += '?';  // not UTF-8, or a control character XML 1.0 forbids
+    } else {
+      out += c;
     }
+    at += n == 0 ? 1 : n;
   }
   return out;
 }
@@ -195,11 +285,12 @@ std::string render_flamegraph(const std::string& title,
       "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
       "viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\" "
       "data-total=\"%llu\">\n"
-      "<style>text{font-family:monospace;font-size:12px;fill:#000}"
+      "<style>text{font-family:%s;font-size:%.0fpx;fill:#000}"
       "g.f:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}"
       "#unzoom,#search{cursor:pointer}</style>\n"
       "<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f8\"/>\n",
-      kWidth, height, kWidth, height, static_cast<unsigned long long>(total));
+      kWidth, height, kWidth, height, static_cast<unsigned long long>(total),
+      kFont, kFontPx);
   out += head;
   out +=
       "<text x=\"600\" y=\"20\" text-anchor=\"middle\" "

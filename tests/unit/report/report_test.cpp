@@ -106,6 +106,45 @@ TEST_SUITE("report") {
     CHECK(svg.find("</svg>") != std::string::npos);
   }
 
+  TEST_CASE("flamegraph labels are in the SVG text and fit their frame") {
+    // The label <text> of the frame named `name` (escaped as written).
+    const auto label_of = [](const std::string& svg, const std::string& name) {
+      const size_t g = svg.find("<g class=\"f\" data-n=\"" + name + "\"");
+      REQUIRE(g != std::string::npos);
+      const size_t open = svg.find("\">", svg.find("<text ", g)) + 2;
+      return svg.substr(open, svg.find("</text>", open) - open);
+    };
+    // Frame widths: 1180 px for the whole width; 0.6 em + 5% at 12 px is
+    // 7.56 px per ASCII character, 3 px of padding on each side.
+    const std::string long_name = "std::" + std::string(300, 'x');
+    const std::string wide = "\xc3\xa9\xe2\x9c\x93";  // "é✓": two cells each
+    std::vector<FoldedStack> stacks = {
+        {{"main", long_name}, 90},
+        {{"main", "a<b>&cdefgh"}, 5},
+        {{"main", "y\xff" + wide + wide + wide}, 5}};
+    std::string svg = render_flamegraph("bench", stacks);
+    CHECK(label_of(svg, "main") == "main");
+    // 1062 px frame: (1062 - 6) / 7.56 = 139 cells, 137 of them + "..".
+    const std::string cut = label_of(svg, "std::" + std::string(300, 'x'));
+    CHECK(cut == long_name.substr(0, 137) + "..");
+    // 59 px frame: 53 px of text, 7 cells: 5 + "..". Escaping comes after
+    // the cut, so no entity is cut through.
+    CHECK(label_of(svg, "a&lt;b&gt;&amp;cdefgh") == "a&lt;b&gt;&amp;..");
+    // Another 59 px frame, with an invalid byte (written as '?') and
+    // two-cell characters: y ? é take 4 cells, ".." 2, ✓ would need 2 more;
+    // never cut inside a character.
+    const std::string odd = "y?" + wide + wide + wide;
+    CHECK(svg.find("data-n=\"" + odd + "\"") != std::string::npos);
+    CHECK(label_of(svg, odd) == "y?\xc3\xa9..");
+    std::vector<FoldedStack> narrow = {{{"f", std::string(10, 'z') + wide}, 1},
+                                       {{"g"}, 199}};
+    svg = render_flamegraph("bench", narrow);
+    // "f" gets 5.9 px: no room for one cell, so no label; "g" fits whole.
+    CHECK(label_of(svg, "f") == "");
+    CHECK(label_of(svg, "g") == "g");
+    CHECK(svg.find("'DejaVu Sans Mono'") != std::string::npos);
+  }
+
   TEST_CASE("metadata with large debug info members still parses the rest") {
     runner::testing::TempDir dir;
     // Debug info with strings that hold brackets, commas and escaped quotes,
