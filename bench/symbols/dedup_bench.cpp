@@ -19,14 +19,14 @@
 #include <sstream>
 #include <string>
 
-#include "bench_util.hpp"
+#include "bench/bench_util.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {
 
+using runner::bench::median;
+using runner::bench::now_ms;
 using runner::symbols::ModuleMapping;
-using runner::symbols::bench::median;
-using runner::symbols::bench::now_ms;
 
 std::vector<ModuleMapping> self_mappings() {
   std::vector<ModuleMapping> out;
