@@ -10,6 +10,7 @@
 //    (SpawnOptions::mount_namespace_fd).
 //  - process tree: subreaper, reaping and killing what a benchmark left.
 //  - fs helpers: write a file atomically (temp name + rename).
+//  - text helpers: take_item walks a separated list ("a,b,c").
 #pragma once
 
 #include "base/child_process.hpp"
@@ -20,4 +21,5 @@
 #include "base/mount_namespace.hpp"
 #include "base/process_tree.hpp"
 #include "base/result.hpp"
+#include "base/text.hpp"
 #include "base/unique_fd.hpp"

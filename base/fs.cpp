@@ -84,6 +84,20 @@ bool is_symlink(const std::string& path) {
   return link;
 }
 
+// Opens the directory `path` without following a symlink at its last
+// component. A symlink there: "<path>: is a symbolic link; <refusal>"; any
+// other failure: "<what>: <errno text>".
+Result<UniqueFd> open_directory_nofollow(const std::string& path,
+                                         std::string_view refusal,
+                                         std::string what) {
+  UniqueFd fd(
+      ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd) return fd;
+  if (is_symlink(path))
+    return Error(path + ": is a symbolic link; " + std::string(refusal));
+  return errno_error(std::move(what));
+}
+
 Result<bool> directory_is_empty(int dir_fd, const std::string& path) {
   int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (copy < 0) return errno_error("open " + path);
@@ -179,13 +193,10 @@ Result<UniqueFd> create_file(const std::string& path, mode_t mode) {
 
 Status write_file_atomic(const std::string& path, std::string_view data) {
   auto [dir, name] = split_path(path);
-  UniqueFd dir_fd(
-      ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!dir_fd) {
-    if (is_symlink(dir))
-      return Error(dir + ": is a symbolic link; not written through");
-    return errno_error("open the folder of " + path);
-  }
+  auto opened = open_directory_nofollow(dir, "not written through",
+                                        "open the folder of " + path);
+  if (!opened) return std::move(opened.error());
+  UniqueFd dir_fd = std::move(*opened);
   std::string tmp;
   UniqueFd fd;
   for (int attempt = 0; attempt < 100 && !fd; ++attempt) {
@@ -257,13 +268,10 @@ Result<UniqueFd> create_anonymous_temp_file(std::string_view prefix) {
 
 Status prepare_private_directory(const std::string& path) {
   RUNNER_RETURN_IF_ERROR(make_directories(path), path);
-  UniqueFd fd(
-      ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) {
-    if (is_symlink(path))
-      return Error(path + ": is a symbolic link; give the folder itself");
-    return errno_error("open " + path);
-  }
+  auto opened =
+      open_directory_nofollow(path, "give the folder itself", "open " + path);
+  if (!opened) return std::move(opened.error());
+  UniqueFd fd = std::move(*opened);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_error("stat " + path);
   const uid_t me = ::geteuid();

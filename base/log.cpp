@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/fs.hpp"
+#include "base/text.hpp"
 
 namespace runner::base {
 namespace {
@@ -60,10 +61,7 @@ void configure_logging(std::string_view spec) {
   s.default_level = LogLevel::kInfo;
   s.levels.clear();
   while (!spec.empty()) {
-    size_t comma = spec.find(',');
-    std::string_view item = spec.substr(0, comma);
-    spec = comma == std::string_view::npos ? std::string_view()
-                                           : spec.substr(comma + 1);
+    std::string_view item = take_item(spec, ',');
     size_t colon = item.find(':');
     LogLevel level;
     if (colon == std::string_view::npos) {

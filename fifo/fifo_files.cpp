@@ -116,13 +116,12 @@ base::Status FifoFiles::remove_squatter(int open_errno) const {
   if (!S_ISLNK(st.st_mode))
     return base::Error("cannot open it (owned by " + owner +
                        "): " + std::strerror(open_errno) + kFifoDirHint);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return base::Error("a symlink planted by " + owner +
-                       " squats it and cannot be removed (" +
-                       std::strerror(errno) + ")" + kFifoDirHint);
-  RUNNER_LOG("fifo", kWarning) << "removed a symlink planted at the lock path "
-                               << path << " by " << owner;
-  return {};
+  return remove_planted_symlink(
+      path, st.st_uid, "the lock path " + path, [&owner](int err) {
+        return base::Error("a symlink planted by " + owner +
+                           " squats it and cannot be removed (" +
+                           std::strerror(err) + ")" + kFifoDirHint);
+      });
 }
 
 base::Status FifoFiles::foreign_lock(int fd, const struct stat& st) const {

@@ -38,17 +38,6 @@ base::Status make_placeholder(const std::string& path) {
   return {};
 }
 
-// A symlink at a fixed path is always planted: remove it when we may.
-base::Status remove_symlink(const std::string& path, const struct stat& st) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
-    return base::errno_error(path + " is a symlink planted by " +
-                             describe_owner(st.st_uid) +
-                             " and cannot be removed");
-  RUNNER_LOG("fifo", kWarning) << "removed a symlink planted at " << path
-                               << " by " << describe_owner(st.st_uid);
-  return {};
-}
-
 }  // namespace
 
 std::string describe_owner(uid_t uid) {
@@ -60,6 +49,15 @@ std::string describe_owner(uid_t uid) {
       found != nullptr && found->pw_name != nullptr)
     text += std::string(" (") + found->pw_name + ")";
   return text;
+}
+
+base::Status remove_planted_symlink(
+    const std::string& path, uid_t owner, std::string_view shown_as,
+    const std::function<base::Error(int err)>& refuse) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return refuse(errno);
+  RUNNER_LOG("fifo", kWarning) << "removed a symlink planted at " << shown_as
+                               << " by " << describe_owner(owner);
+  return {};
 }
 
 bool in_use_as_bind_target(const std::string& path, const struct stat& st,
@@ -84,7 +82,14 @@ base::Result<IsolatedFifos::Target> IsolatedFifos::acquire_target(
       continue;
     }
     if (S_ISLNK(st.st_mode)) {
-      auto removed = remove_symlink(path, st);
+      // A symlink at a fixed path is always planted: removed when we may.
+      auto removed =
+          remove_planted_symlink(path, st.st_uid, path, [&](int err) {
+            return base::errno_error(path + " is a symlink planted by " +
+                                         describe_owner(st.st_uid) +
+                                         " and cannot be removed",
+                                     err);
+          });
       if (!removed) return std::move(removed).error();
       continue;
     }

@@ -20,8 +20,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/mount_namespace.hpp"
@@ -71,6 +73,14 @@ class IsolatedFifos {
 
 // "uid 65534 (nobody)", for messages naming who owns a file.
 std::string describe_owner(uid_t uid);
+
+// Unlinks the symlink `owner` planted at `path` (unlink never follows it;
+// ENOENT: gone already) and warns "removed a symlink planted at <shown_as>
+// by <owner>". When it cannot be removed, the error is refuse(errno): each
+// caller words its own refusal.
+base::Status remove_planted_symlink(
+    const std::string& path, uid_t owner, std::string_view shown_as,
+    const std::function<base::Error(int err)>& refuse);
 
 // Whether the file at `path` (a FIFO or regular file) is bind-mounted by a
 // runner in namespace mode (it holds a shared flock on it), so it must not

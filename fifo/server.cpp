@@ -180,6 +180,29 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     return frames;
   }
 
+  // StartBenchmark (open) and StopBenchmark (close) of the sampling window;
+  // a second start or a stop without a start is counted and ignored.
+  Command set_window(bool open) {
+    if (data.sampling == open) {
+      ++(open ? data.counters.duplicate_starts : data.counters.unmatched_stops);
+      if (should_warn()) {
+        RUNNER_LOG("fifo", kWarning)
+            << (open ? "StartBenchmark while a window is already open; ignored"
+                     : "StopBenchmark without StartBenchmark; ignored");
+      }
+      return Ack{};
+    }
+    // The hook (enable or disable sampling) runs before the timestamp so
+    // that sampling brackets the window the client measures.
+    const std::function<void()>& hook = open ? hooks.on_start : hooks.on_stop;
+    if (hook) hook();
+    data.markers.push_back(
+        {open ? MarkerType::kSampleStart : MarkerType::kSampleEnd,
+         monotonic_ns()});
+    data.sampling = open;
+    return Ack{};
+  }
+
   Command handle(const Command& command) {
     return std::visit(
         [this](const auto& c) -> Command {
@@ -192,33 +215,9 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
             }
             return Ack{};
           } else if constexpr (std::is_same_v<T, StartBenchmark>) {
-            if (data.sampling) {
-              ++data.counters.duplicate_starts;
-              if (should_warn()) {
-                RUNNER_LOG("fifo", kWarning)
-                    << "StartBenchmark while a window is already open; ignored";
-              }
-              return Ack{};
-            }
-            // The hook (enable sampling) runs before the timestamp so that
-            // sampling brackets the window the client measures.
-            if (hooks.on_start) hooks.on_start();
-            data.markers.push_back({MarkerType::kSampleStart, monotonic_ns()});
-            data.sampling = true;
-            return Ack{};
+            return set_window(true);
           } else if constexpr (std::is_same_v<T, StopBenchmark>) {
-            if (!data.sampling) {
-              ++data.counters.unmatched_stops;
-              if (should_warn()) {
-                RUNNER_LOG("fifo", kWarning)
-                    << "StopBenchmark without StartBenchmark; ignored";
-              }
-              return Ack{};
-            }
-            if (hooks.on_stop) hooks.on_stop();
-            data.markers.push_back({MarkerType::kSampleEnd, monotonic_ns()});
-            data.sampling = false;
-            return Ack{};
+            return set_window(false);
           } else if constexpr (std::is_same_v<T, PingPerf>) {
             return Ack{};
           } else if constexpr (std::is_same_v<T, SetIntegration>) {

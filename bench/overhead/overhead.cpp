@@ -8,13 +8,8 @@
 // the runner's drain thread CPU; then the fixed start+stop cost of `runner run
 // -- true` vs `perf record -- true`; lost samples at dwarf,32768; the runner's
 // own peak RSS besides its ring buffers.
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,54 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/child_process.hpp"
 #include "base/fs.hpp"
+#include "bench/bench_util.hpp"
+
+using runner::bench::median;
+using runner::bench::run_quietly;
 
 namespace {
-
-uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
-struct Outcome {
-  int code = -1;
-  std::string out;
-  uint64_t wall_ns = 0;
-};
-
-// Runs argv with stdout captured to a file and stderr discarded.
-Outcome run(const std::vector<std::string>& argv, const std::string& tmp) {
-  Outcome o;
-  std::string out_path = tmp + "/stdout";
-  int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  int null = ::open("/dev/null", O_RDWR);
-  runner::base::SpawnOptions opts;
-  opts.argv = argv;
-  opts.stdout_fd = out;
-  opts.stderr_fd = null;
-  opts.stdin_fd = null;
-  uint64_t t0 = now_ns();
-  auto child = runner::base::ChildProcess::spawn(opts);
-  if (child) {
-    auto st = child->wait();
-    o.code = st ? st->shell_code() : -1;
-  }
-  o.wall_ns = now_ns() - t0;
-  ::close(out);
-  ::close(null);
-  o.out = runner::base::read_file(out_path).value_or("");
-  return o;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct Sample {
   double wall_ns = 0, cpu_ns = 0;
@@ -132,13 +86,13 @@ int main(int argc, char** argv) {
     };
     for (int rep = 0; rep < reps; ++rep) {
       std::vector<std::string> cmd = {workload, variant, "2", work};
-      run(cmd, tmp);
+      run_quietly(cmd);
       record(0);
       std::vector<std::string> r = {runner,           "run",
                                     "--allow-empty",  "--profile-folder",
                                     tmp + "/profile", "--"};
       r.insert(r.end(), cmd.begin(), cmd.end());
-      run(r, tmp);
+      run_quietly(r);
       record(1);
       if (auto meta = read_runner_metadata(tmp + "/profile"))
         drain_ms.push_back(meta->value("drain_cpu_us", 0.0) / 1000.0);
@@ -148,14 +102,14 @@ int main(int argc, char** argv) {
           "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
           "--user-callchains -o - -- " +
               workload + " " + variant + " 2 " + work + " > " + perf_out};
-      run(p, tmp);
+      run_quietly(p);
       record(2);
       std::vector<std::string> fp = {
           runner,           "run", "--allow-empty",
           "--call-graph",   "fp",  "--profile-folder",
           tmp + "/profile", "--"};
       fp.insert(fp.end(), cmd.begin(), cmd.end());
-      run(fp, tmp);
+      run_quietly(fp);
       record(3);
       std::filesystem::remove_all(tmp + "/profile");
     }
@@ -177,31 +131,29 @@ int main(int argc, char** argv) {
 
   std::vector<double> runner_true, perf_true;
   for (int rep = 0; rep < reps; ++rep) {
-    runner_true.push_back(static_cast<double>(
-        run({runner, "run", "--allow-empty", "--profile-folder",
-             tmp + "/profile", "--", "true"},
-            tmp)
-            .wall_ns));
+    runner_true.push_back(
+        run_quietly({runner, "run", "--allow-empty", "--profile-folder",
+                     tmp + "/profile", "--", "true"})
+            .wall_ms);
     std::filesystem::remove_all(tmp + "/profile");
-    perf_true.push_back(static_cast<double>(
-        run({"sh", "-c",
+    perf_true.push_back(
+        run_quietly(
+            {"sh", "-c",
              "perf record -q -F 997 -k CLOCK_MONOTONIC --call-graph dwarf,8192 "
              "--user-callchains -o - -- true > " +
-                 perf_out},
-            tmp)
-            .wall_ns));
+                 perf_out})
+            .wall_ms);
   }
   std::printf(
       "\nfixed start+stop cost: runner run -- true %.1f ms, "
       "perf record -- true %.1f ms (ratio %.2f)\n",
-      median(runner_true) / 1e6, median(perf_true) / 1e6,
+      median(runner_true), median(perf_true),
       median(runner_true) / median(perf_true));
 
   // Lost samples with 32 KiB stacks, and the runner's own memory.
-  auto o = run({runner, "run", "--allow-empty", "--call-graph", "dwarf,32768",
-                "--profile-folder", tmp + "/profile", "--", workload, "threads",
-                "2", work},
-               tmp);
+  auto o = run_quietly({runner, "run", "--allow-empty", "--call-graph",
+                        "dwarf,32768", "--profile-folder", tmp + "/profile",
+                        "--", workload, "threads", "2", work});
   if (auto r = read_runner_metadata(tmp + "/profile")) {
     std::printf("dwarf,32768 on 2 threads: %llu samples, %llu lost\n",
                 r->value("samples", 0ull), r->value("lost_samples", 0ull));

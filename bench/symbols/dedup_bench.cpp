@@ -15,39 +15,34 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "bench_util.hpp"
+#include "base/fs.hpp"
+#include "bench/bench_util.hpp"
+#include "profiler/profiler.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {
 
+using runner::bench::median;
+using runner::bench::now_ms;
 using runner::symbols::ModuleMapping;
-using runner::symbols::bench::median;
-using runner::symbols::bench::now_ms;
 
+// This process's executable file mappings, from /proc/self/maps.
 std::vector<ModuleMapping> self_mappings() {
   std::vector<ModuleMapping> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode >> path;
-    if (perms.find('x') == std::string::npos || path.empty() || path[0] != '/')
-      continue;
+  auto text = runner::base::read_file("/proc/self/maps");
+  if (!text) return out;
+  for (const runner::profiler::ProcMapping& p :
+       runner::profiler::parse_proc_maps(*text)) {
     ModuleMapping m;
-    m.path = path;
-    m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-    m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-    m.pgoff = std::stoull(offset, nullptr, 16);
-    m.dev_major = static_cast<uint32_t>(
-        std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
-    m.dev_minor = static_cast<uint32_t>(
-        std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
-    m.inode = std::stoull(inode);
+    m.path = p.path;
+    m.start = p.start;
+    m.end = p.end;
+    m.pgoff = p.offset;
+    m.dev_major = p.dev_major;
+    m.dev_minor = p.dev_minor;
+    m.inode = p.inode;
     out.push_back(m);
   }
   return out;

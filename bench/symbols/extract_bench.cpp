@@ -4,35 +4,25 @@
 //
 //   bench_symbols_extract [file] [reps]
 //   default file: /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 (Debian libllvm14)
-#include <fcntl.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
-#include "base/child_process.hpp"
-#include "base/unique_fd.hpp"
-#include "bench_util.hpp"
+#include "bench/bench_util.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {
 
-using runner::symbols::bench::median;
-using runner::symbols::bench::now_ms;
+using runner::bench::median;
+using runner::bench::now_ms;
 
 bool run_nm(const std::string& path, bool dynamic) {
-  runner::base::UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-  runner::base::SpawnOptions options;
-  options.argv = {"nm", "-S", "--defined-only", path};
+  std::vector<std::string> argv = {"nm", "-S", "--defined-only", path};
   // A stripped library has no .symtab: plain nm then reads nothing ("no
   // symbols"), so -D makes it read .dynsym, the table read_symbols reads.
-  if (dynamic) options.argv.insert(options.argv.begin() + 1, "-D");
-  options.stdout_fd = null.get();
-  options.stderr_fd = null.get();
-  auto child = runner::base::ChildProcess::spawn(options);
-  if (!child) return false;
-  auto status = child->wait();
-  return status && status->success();
+  if (dynamic) argv.insert(argv.begin() + 1, "-D");
+  return runner::bench::run_quietly(argv).code == 0;
 }
 
 }  // namespace

@@ -144,9 +144,7 @@ static void frame_finish(Buffer* b) {
 /* ---- FIFO I/O ------------------------------------------------------------*/
 
 static uint64_t monotonic_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+  return instrument_hooks_current_timestamp() / 1000000u;
 }
 
 /* Waits for `events` on fd until `deadline_ms`; 0 when ready. */
@@ -161,35 +159,22 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms) {
   }
 }
 
-static enum Outcome write_all(int fd, const uint8_t* data, size_t n,
-                              uint64_t deadline_ms) {
+/* Writes (POLLOUT) or reads (POLLIN) all `n` bytes of `data` on the
+ * non-blocking fd, waiting while the FIFO is full or empty, until
+ * `deadline_ms`. A read never sees EOF while we hold the FIFO O_RDWR. */
+static enum Outcome transfer_all(int fd, short direction, uint8_t* data,
+                                 size_t n, uint64_t deadline_ms) {
   while (n > 0) {
-    ssize_t w = write(fd, data, n);
-    if (w > 0) {
-      data += w;
-      n -= (size_t)w;
+    ssize_t done =
+        direction == POLLOUT ? write(fd, data, n) : read(fd, data, n);
+    if (done > 0) {
+      data += done;
+      n -= (size_t)done;
       continue;
     }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno != EAGAIN) return OUTCOME_ERROR;
-    if (wait_fd(fd, POLLOUT, deadline_ms) != 0) return OUTCOME_TIMEOUT;
-  }
-  return OUTCOME_OK;
-}
-
-static enum Outcome read_exact(int fd, uint8_t* data, size_t n,
-                               uint64_t deadline_ms) {
-  while (n > 0) {
-    ssize_t r = read(fd, data, n);
-    if (r > 0) {
-      data += r;
-      n -= (size_t)r;
-      continue;
-    }
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && errno != EAGAIN) return OUTCOME_ERROR;
-    /* r == 0 cannot happen while we hold the FIFO O_RDWR ourselves. */
-    if (wait_fd(fd, POLLIN, deadline_ms) != 0) return OUTCOME_TIMEOUT;
+    if (done < 0 && errno == EINTR) continue;
+    if (done < 0 && errno != EAGAIN) return OUTCOME_ERROR;
+    if (wait_fd(fd, direction, deadline_ms) != 0) return OUTCOME_TIMEOUT;
   }
   return OUTCOME_OK;
 }
@@ -274,7 +259,8 @@ static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
     h->desynced = false;
   }
   uint64_t deadline = monotonic_ms() + ACK_TIMEOUT_MS;
-  enum Outcome out = write_all(h->ctl_fd, frame->data, frame->size, deadline);
+  enum Outcome out =
+      transfer_all(h->ctl_fd, POLLOUT, frame->data, frame->size, deadline);
   if (out != OUTCOME_OK) return out;
   return read_reply(h, reply_tag, reply_arg, deadline);
 }
@@ -283,7 +269,8 @@ static enum Outcome exchange(InstrumentHooks* h, const Buffer* frame,
 static enum Outcome read_reply(InstrumentHooks* h, uint32_t* reply_tag,
                                uint32_t* reply_arg, uint64_t deadline) {
   uint8_t header[4];
-  enum Outcome out = read_exact(h->ack_fd, header, sizeof(header), deadline);
+  enum Outcome out =
+      transfer_all(h->ack_fd, POLLIN, header, sizeof(header), deadline);
   if (out != OUTCOME_OK) {
     h->desynced = true;
     return out;
@@ -295,7 +282,7 @@ static enum Outcome read_reply(InstrumentHooks* h, uint32_t* reply_tag,
     return OUTCOME_ERROR;
   }
   uint8_t payload[MAX_REPLY_SIZE];
-  out = read_exact(h->ack_fd, payload, len, deadline);
+  out = transfer_all(h->ack_fd, POLLIN, payload, len, deadline);
   if (out != OUTCOME_OK) {
     h->desynced = true;
     return out;
