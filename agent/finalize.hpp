@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/result.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/mapping_tracker.hpp"

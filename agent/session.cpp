@@ -30,6 +30,7 @@
 #include "base/mount_namespace.hpp"
 #include "base/process_tree.hpp"
 #include "fifo/fifo.hpp"
+#include "format/format.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/proc_maps.hpp"
 #include "report/report.hpp"
@@ -355,7 +356,7 @@ int run_session(const RunOptions& options) {
                  child.error().what().c_str());
     return base::spawn_error_exit_code(child.error());
   }
-  const std::string pipedata = folder + "/perf.pipedata";
+  const std::string pipedata = format::ProfileLayout(folder).pipedata();
   auto created =
       profiler::Sampler::create(child->pid(), options.sampler, pipedata);
   if (!created) {
