@@ -88,38 +88,46 @@ Json debug_info_json(const std::map<std::string, ModuleDebugInfo>& modules) {
   return out;
 }
 
+// The counters of the runner section, in the order they are written.
+constexpr std::pair<const char*, uint64_t SamplerSection::*> kSamplerCounts[] =
+    {{"mmap_size_per_cpu", &SamplerSection::mmap_size_per_cpu},
+     {"samples", &SamplerSection::samples},
+     {"lost_records", &SamplerSection::lost_records},
+     {"lost_samples", &SamplerSection::lost_samples},
+     {"bytes_written", &SamplerSection::bytes_written},
+     {"drain_passes", &SamplerSection::drain_passes},
+     {"window_drain_passes", &SamplerSection::window_drain_passes},
+     {"drain_cpu_us", &SamplerSection::drain_cpu_us}};
+constexpr std::pair<const char*, uint64_t FifoCounters::*> kFifoCounts[] = {
+    {"commands", &FifoCounters::commands},
+    {"malformed_frames", &FifoCounters::malformed_frames},
+    {"oversized_frames", &FifoCounters::oversized_frames},
+    {"unexpected_commands", &FifoCounters::unexpected_commands},
+    {"rejected_versions", &FifoCounters::rejected_versions},
+    {"duplicate_starts", &FifoCounters::duplicate_starts},
+    {"unmatched_stops", &FifoCounters::unmatched_stops},
+    {"dropped_replies", &FifoCounters::dropped_replies},
+    {"write_errors", &FifoCounters::write_errors},
+    {"resyncs", &FifoCounters::resyncs},
+    {"discarded_bytes", &FifoCounters::discarded_bytes},
+    {"truncated_frames", &FifoCounters::truncated_frames},
+    {"stale_reply_bytes", &FifoCounters::stale_reply_bytes}};
+
 void write_sampler(const SamplerSection& s, Json& runner) {
   runner["event"] = s.event;
   runner["frequency"] = s.frequency;
   runner["call_graph"] = s.call_graph;
   runner["stack_size"] = s.stack_size;
   runner["tracking_event"] = s.tracking_event;
-  runner["mmap_size_per_cpu"] = s.mmap_size_per_cpu;
-  runner["samples"] = s.samples;
-  runner["lost_records"] = s.lost_records;
-  runner["lost_samples"] = s.lost_samples;
-  runner["bytes_written"] = s.bytes_written;
-  runner["drain_passes"] = s.drain_passes;
-  runner["window_drain_passes"] = s.window_drain_passes;
-  runner["drain_cpu_us"] = s.drain_cpu_us;
+  for (const auto& [name, member] : kSamplerCounts) runner[name] = s.*member;
   runner["write_error"] = s.write_error ? Json(*s.write_error) : Json(nullptr);
   runner["ring_buffers_bytes"] = s.ring_buffers_bytes;
 }
 
 Json fifo_json(const FifoCounters& c) {
-  return {{"commands", c.commands},
-          {"malformed_frames", c.malformed_frames},
-          {"oversized_frames", c.oversized_frames},
-          {"unexpected_commands", c.unexpected_commands},
-          {"rejected_versions", c.rejected_versions},
-          {"duplicate_starts", c.duplicate_starts},
-          {"unmatched_stops", c.unmatched_stops},
-          {"dropped_replies", c.dropped_replies},
-          {"write_errors", c.write_errors},
-          {"resyncs", c.resyncs},
-          {"discarded_bytes", c.discarded_bytes},
-          {"truncated_frames", c.truncated_frames},
-          {"stale_reply_bytes", c.stale_reply_bytes}};
+  Json out = Json::object();
+  for (const auto& [name, member] : kFifoCounts) out[name] = c.*member;
+  return out;
 }
 
 Json counts_json(const std::map<std::string, uint64_t>& counts) {
@@ -409,14 +417,8 @@ std::optional<SamplerSection> read_sampler(const nlohmann::json& r) {
   s.call_graph = lenient_string(r, "call_graph");
   s.stack_size = static_cast<uint32_t>(lenient_u64(r, "stack_size"));
   s.tracking_event = lenient_bool(r, "tracking_event");
-  s.mmap_size_per_cpu = lenient_u64(r, "mmap_size_per_cpu");
-  s.samples = lenient_u64(r, "samples");
-  s.lost_records = lenient_u64(r, "lost_records");
-  s.lost_samples = lenient_u64(r, "lost_samples");
-  s.bytes_written = lenient_u64(r, "bytes_written");
-  s.drain_passes = lenient_u64(r, "drain_passes");
-  s.window_drain_passes = lenient_u64(r, "window_drain_passes");
-  s.drain_cpu_us = lenient_u64(r, "drain_cpu_us");
+  for (const auto& [name, member] : kSamplerCounts)
+    s.*member = lenient_u64(r, name);
   if (auto it = r.find("write_error"); it != r.end() && it->is_string())
     s.write_error = it->get<std::string>();
   s.ring_buffers_bytes = lenient_u64(r, "ring_buffers_bytes");
@@ -427,20 +429,8 @@ FifoCounters read_fifo(const nlohmann::json& r) {
   FifoCounters c;
   auto it = r.find("fifo");
   if (it == r.end()) return c;
-  const nlohmann::json& f = *it;
-  c.commands = lenient_u64(f, "commands");
-  c.malformed_frames = lenient_u64(f, "malformed_frames");
-  c.oversized_frames = lenient_u64(f, "oversized_frames");
-  c.unexpected_commands = lenient_u64(f, "unexpected_commands");
-  c.rejected_versions = lenient_u64(f, "rejected_versions");
-  c.duplicate_starts = lenient_u64(f, "duplicate_starts");
-  c.unmatched_stops = lenient_u64(f, "unmatched_stops");
-  c.dropped_replies = lenient_u64(f, "dropped_replies");
-  c.write_errors = lenient_u64(f, "write_errors");
-  c.resyncs = lenient_u64(f, "resyncs");
-  c.discarded_bytes = lenient_u64(f, "discarded_bytes");
-  c.truncated_frames = lenient_u64(f, "truncated_frames");
-  c.stale_reply_bytes = lenient_u64(f, "stale_reply_bytes");
+  for (const auto& [name, member] : kFifoCounts)
+    c.*member = lenient_u64(*it, name);
   return c;
 }
 

@@ -19,32 +19,35 @@ using runner::format::ProfileLayout;
 
 namespace {
 
-std::string slurp(const std::string& path) {
+std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
 }
 
-std::vector<std::string> golden_folders() {
+// (folder, content) of the file `name` in each folder of the corpus that has
+// one.
+std::vector<std::pair<std::string, std::string>> golden_files(
+    std::string_view name) {
   const char* dir = std::getenv("GOLDEN_DIR");
   REQUIRE_MESSAGE(dir != nullptr, "GOLDEN_DIR is not set");
-  std::vector<std::string> folders;
+  std::vector<std::pair<std::string, std::string>> files;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(dir) + "/folders"))
-    if (entry.is_directory()) folders.push_back(entry.path().string());
-  std::sort(folders.begin(), folders.end());
-  return folders;
+       std::filesystem::directory_iterator(std::string(dir) + "/folders")) {
+    const std::filesystem::path file = entry.path() / name;
+    if (std::filesystem::exists(file))
+      files.emplace_back(entry.path().string(), slurp(file));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace
 
 TEST_CASE("golden perf.metadata files round-trip byte for byte") {
   size_t compared = 0;
-  for (const std::string& folder : golden_folders()) {
-    const ProfileLayout layout(folder);
-    if (!std::filesystem::exists(layout.metadata())) continue;
-    const std::string text = slurp(layout.metadata());
+  for (const auto& [folder, text] : golden_files(ProfileLayout::kMetadata)) {
     auto read = runner::format::read_perf_metadata(text);
     // The corrupt ones are the report's malformed-input cases.
     if (!read || !read->warnings.empty() || !read->timestamps_warnings.empty())
@@ -72,10 +75,8 @@ TEST_CASE("golden perf.metadata files round-trip byte for byte") {
 
 TEST_CASE("golden ExecutionTimestamps.msgpack files round-trip") {
   size_t compared = 0;
-  for (const std::string& folder : golden_folders()) {
-    const ProfileLayout layout(folder);
-    if (!std::filesystem::exists(layout.execution_timestamps())) continue;
-    const std::string bytes = slurp(layout.execution_timestamps());
+  for (const auto& [folder, bytes] :
+       golden_files(ProfileLayout::kExecutionTimestamps)) {
     std::vector<std::string> warnings;
     auto read = runner::format::read_execution_timestamps(bytes, warnings);
     if (!read || !*read || !warnings.empty()) continue;

@@ -10,25 +10,13 @@ using namespace runner::format;
 namespace {
 
 BenchmarkResult sample_benchmark() {
-  BenchmarkResult b;
-  b.name = "fib 20";
-  b.uri = "bench.cpp::fib 20";
-  b.config.warmup_time_ns = 1e9;
-  b.config.max_rounds = 100;
-  BenchmarkStats& s = b.stats;
-  s.min_ns = 1.5;
-  s.max_ns = 3;
-  s.mean_ns = 2.25;
-  s.stdev_ns = 0.5;
-  s.q1_ns = 2;
-  s.median_ns = 2.125;
-  s.q3_ns = 2.5;
-  s.rounds = 7;
-  s.total_time = 1e-6;
-  s.iqr_outlier_rounds = 1;
-  s.stdev_outlier_rounds = 2;
-  s.iter_per_round = 3;
-  return b;
+  // config: warmup, min round time, max time, max rounds; stats: min, max,
+  // mean, stdev, q1, median, q3, rounds, total_time, IQR and stdev
+  // outliers, iterations per round, warmup iterations.
+  return {"fib 20",
+          "bench.cpp::fib 20",
+          {1e9, std::nullopt, std::nullopt, 100},
+          {1.5, 3, 2.25, 0.5, 2, 2.125, 2.5, 7, 1e-6, 1, 2, 3, 0}};
 }
 
 }  // namespace
