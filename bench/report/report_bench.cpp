@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "format/format.hpp"
+
 namespace {
 
 struct Measure {
@@ -64,7 +66,8 @@ int main(int argc, char** argv) {
   long ours_rss = 0, perf_rss = 0;
   for (int i = 0; i < reps; ++i) {
     Measure a = run({runner, "report", "--format", "perf-script", folder});
-    Measure b = run({"perf", "script", "-f", "-i", folder + "/perf.pipedata"});
+    Measure b = run({"perf", "script", "-f", "-i",
+                     runner::format::ProfileLayout(folder).pipedata()});
     if (a.status != 0 || b.status != 0) {
       std::fprintf(stderr, "a run failed (runner %d, perf %d)\n", a.status,
                    b.status);
