@@ -11,12 +11,11 @@
 #include <set>
 #include <thread>
 
-#include <msgpack.hpp>
-
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
 #include "config.h"
+#include "format/format.hpp"
 #include "profiler/pipedata_writer.hpp"
 
 namespace runner::agent {
@@ -27,29 +26,10 @@ constexpr const char* kLog = "agent";
 // are kept; about 12 KiB each through finalization.
 constexpr size_t kUnsampledExitedKept = 256;
 
-using Json = nlohmann::ordered_json;
-
 bool is_interpreter(const std::string& path) {
   std::string base = std::filesystem::path(path).filename().string();
   return base.rfind("python", 0) == 0 || base.rfind("libpython", 0) == 0 ||
          base == "node";
-}
-
-Json markers_json(const fifo::RunData& run) {
-  Json markers = Json::array();
-  for (const auto& m : run.markers) {
-    Json entry = Json::object();
-    entry[fifo::marker_name(m.type)] = m.timestamp;
-    markers.push_back(std::move(entry));
-  }
-  return markers;
-}
-
-Json uri_by_ts_json(const fifo::RunData& run) {
-  Json out = Json::array();
-  for (const auto& [ts, uri] : run.uri_by_ts)
-    out.push_back(Json::array({ts, uri}));
-  return out;
 }
 
 // Copies /tmp/perf-<pid>.map (the JIT convention names /tmp whatever TMPDIR
@@ -57,11 +37,12 @@ Json uri_by_ts_json(const fifo::RunData& run) {
 // owned by the process's uid is read (O_NOFOLLOW|O_NONBLOCK, size-capped), so
 // another user's file, a link to /etc/shadow or a FIFO is refused with a
 // warning. Failed writes are added to `write_failures`.
-void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids,
+void copy_perf_maps(const format::ProfileLayout& layout,
+                    const std::set<int32_t>& pids,
                     const std::map<int32_t, uint32_t>& uids,
                     std::vector<std::string>& write_failures) {
   for (int32_t pid : pids) {
-    std::string src = "/tmp/perf-" + std::to_string(pid) + ".map";
+    std::string src = format::ProfileLayout::jit_perf_map(pid);
     base::ReadOptions read_options;
     auto uid = uids.find(pid);
     // A pid never snapshotted was started by the benchmark, i.e. by us.
@@ -73,8 +54,7 @@ void copy_perf_maps(const std::string& folder, const std::set<int32_t>& pids,
                                    << " not copied: " << text.error().what();
       continue;
     }
-    std::string dst = folder + "/perf-" + std::to_string(pid) + ".map";
-    if (auto st = base::write_file_atomic(dst, *text); !st)
+    if (auto st = base::write_file_atomic(layout.perf_map(pid), *text); !st)
       write_failures.push_back(src + ": " + st.error().what());
   }
 }
@@ -121,10 +101,6 @@ std::optional<std::string> dump_own_vdso() {
   return file->path;
 }
 
-}  // namespace
-
-namespace {
-
 // HEADER_BUILD_ID records for every file with artifacts, at the end of
 // perf.pipedata: `perf buildid-list` and `perf buildid-cache` see which
 // build of each file was profiled. (perf script only checks them for files
@@ -154,74 +130,63 @@ void append_build_ids(const std::string& pipedata,
   RUNNER_LOG(kLog, kDebug) << written << " build-id records added";
 }
 
-}  // namespace
+// ---- ExecutionTimestamps.msgpack and perf.metadata --------------------------
 
-std::string execution_timestamps_msgpack(const fifo::RunData& run) {
-  msgpack::sbuffer buffer;
-  msgpack::packer<msgpack::sbuffer> pk(&buffer);
-  pk.pack_map(2);
-  pk.pack(std::string("uri_by_ts"));
-  pk.pack_array(static_cast<uint32_t>(run.uri_by_ts.size()));
-  for (const auto& [ts, uri] : run.uri_by_ts) {
-    pk.pack_array(2);
-    pk.pack(ts);
-    pk.pack(uri);
-  }
-  pk.pack(std::string("markers"));
-  pk.pack_array(static_cast<uint32_t>(run.markers.size()));
-  for (const auto& m : run.markers) {
-    pk.pack_map(1);
-    pk.pack(std::string(fifo::marker_name(m.type)));
-    pk.pack(m.timestamp);
-  }
-  return std::string(buffer.data(), buffer.size());
+format::ExecutionTimestamps execution_timestamps(const fifo::RunData& run) {
+  format::ExecutionTimestamps out;
+  out.uri_by_ts = run.uri_by_ts;
+  out.markers.reserve(run.markers.size());
+  for (const auto& m : run.markers)
+    out.markers.push_back({fifo::marker_name(m.type), m.timestamp});
+  return out;
 }
 
-base::Status finalize_profile(FinalizeInput input) {
-  const std::string& folder = input.folder;
+// What the mapping replay left for the artifacts and the metadata.
+struct Mappings {
+  std::vector<profiler::TrackedMapping> tracked;
+  std::set<int32_t> tracked_pids;
+  std::map<int32_t, uint32_t> uids;  // of the snapshotted processes
+  profiler::TrackingStats stats;
+};
+
+// Replays the side-band records of perf.pipedata, then backfills from the
+// /proc snapshots: every executable mapping of the benchmark's processes.
+Mappings replay_mappings(FinalizeInput& input,
+                         const format::ProfileLayout& layout,
+                         const std::optional<std::string>& vdso) {
   const fifo::RunData& run = input.run;
-
-  RUNNER_RETURN_IF_ERROR(
-      base::write_file_atomic(folder + "/ExecutionTimestamps.msgpack",
-                              execution_timestamps_msgpack(run)),
-      "ExecutionTimestamps.msgpack");
-
-  if (!run.integration) {
-    RUNNER_LOG(kLog, kWarning)
-        << "profiling was enabled, but the benchmark never announced an "
-           "integration (SetIntegration): no benchmark was detected, so no "
-           "perf.metadata is written (ExecutionTimestamps.msgpack is kept). "
-           "Does the benchmark use a CodSpeed-compatible integration?";
-    return {};
-  }
   const bool exec_harness = run.integration->first == "exec-harness";
-
-  // ---- mappings: replay side-band records, then backfill from /proc -------
   profiler::MappingTracker tracker(exec_harness
                                        ? profiler::PidFilterMode::kAll
                                        : profiler::PidFilterMode::kTracked,
                                    run.bench_pids);
-  const std::string pipedata = folder + "/perf.pipedata";
   // Processes without samples need no mappings: beyond the most recent
   // kUnsampledExitedKept of them they are forgotten, so that memory follows
   // the live processes, not every process the benchmark forked.
   tracker.set_unsampled_exited_limit(kUnsampledExitedKept);
-  std::optional<std::string> vdso = dump_own_vdso();
   if (vdso) tracker.set_vdso_image(*vdso);
   if (input.profiled) {
-    if (auto st = tracker.replay_file(pipedata); !st) {
+    if (auto st = tracker.replay_file(layout.pipedata()); !st) {
       RUNNER_LOG(kLog, kWarning)
           << "reading perf.pipedata: " << st.error().what()
           << " (using what was read)";
     }
   }
-  std::map<int32_t, uint32_t> uids;
+  Mappings out;
   for (const auto& snapshot : input.snapshots)
-    if (snapshot.uid) uids.emplace(snapshot.pid, *snapshot.uid);
+    if (snapshot.uid) out.uids.emplace(snapshot.pid, *snapshot.uid);
   tracker.backfill(std::move(input.snapshots));
-  std::vector<profiler::TrackedMapping> tracked = tracker.mappings();
-  std::set<int32_t> tracked_pids = tracker.tracked_pids();
+  out.tracked = tracker.mappings();
+  out.tracked_pids = tracker.tracked_pids();
+  out.stats = tracker.stats();
+  return out;
+}
 
+// <key>.symbols.map and <key>.unwind_data of every mapped module (and its
+// debug info); failures are logged, what was built is returned.
+symbols::ArtifactSet build_module_artifacts(
+    const std::vector<profiler::TrackedMapping>& tracked,
+    const format::ProfileLayout& layout) {
   std::vector<symbols::ModuleMapping> modules;
   modules.reserve(tracked.size());
   for (const auto& m : tracked) {
@@ -238,7 +203,7 @@ base::Status finalize_profile(FinalizeInput input) {
     modules.push_back(std::move(mm));
   }
   symbols::ArtifactOptions artifact_options;
-  artifact_options.out_dir = folder;
+  artifact_options.out_dir = layout.folder();
   symbols::ArtifactSet artifacts;
   if (auto built = symbols::build_artifacts(modules, artifact_options)) {
     artifacts = std::move(*built);
@@ -254,160 +219,178 @@ base::Status finalize_profile(FinalizeInput input) {
                 ? ", e.g. " + example->second
                 : std::string());
   }
-  if (vdso) ::unlink(vdso->c_str());
-  std::vector<std::string> write_failures = artifacts.write_failures;
-  copy_perf_maps(folder, tracked_pids, uids, write_failures);
-  if (input.profiled) append_build_ids(pipedata, artifacts);
+  return artifacts;
+}
 
-  // ---- perf.metadata (spec §4.5 field order) --------------------------------
-  Json meta = Json::object();
-  meta["version"] = 1;
-  meta["integration"] =
-      Json::array({run.integration->first, run.integration->second});
-
+// The per-pid lists of perf.metadata: symbols, debug info and unwind data of
+// each module a pid mapped, and the ranges of interpreters (ignored).
+void add_pid_modules(const symbols::ArtifactSet& artifacts,
+                     format::PerfMetadata& meta) {
   std::map<std::string, const symbols::ModuleInfo*> module_by_key;
   for (const auto& m : artifacts.modules) module_by_key[m.key] = &m;
-
-  Json ignored_by_pid = Json::object();
-  Json debug_by_pid = Json::object();
-  Json unwind_by_pid = Json::object();
-  Json symbols_by_pid = Json::object();
   for (const auto& [pid, entries] : artifacts.by_pid) {
-    const std::string pid_key = std::to_string(pid);
-    Json ignored = Json::array(), dbg = Json::array(), unw = Json::array(),
-         sym = Json::array();
-    for (const auto& e : entries) {
+    for (const symbols::PidModule& e : entries) {
       if (e.has_symbols) {
-        sym.push_back({{"perf_map_key", e.key}, {"load_bias", e.load_bias}});
+        meta.mapped_process_module_symbols[pid].push_back({e.key, e.load_bias});
         auto mod = module_by_key.find(e.key);
         if (is_interpreter(e.path) && mod != module_by_key.end()) {
-          ignored.push_back(
-              Json::array({e.path, mod->second->symbols_min + e.load_bias,
-                           mod->second->symbols_max_end + e.load_bias}));
+          meta.ignored_modules_by_pid[pid].push_back(
+              {e.path, mod->second->symbols_min + e.load_bias,
+               mod->second->symbols_max_end + e.load_bias});
         }
       }
       if (e.has_debug_info)
-        dbg.push_back({{"debug_info_key", e.key}, {"load_bias", e.load_bias}});
-      if (e.has_unwind) {
-        Json entry = Json::object();
-        entry["unwind_data_key"] = e.key;
-        entry["timestamp"] = e.timestamp ? Json(*e.timestamp) : Json(nullptr);
-        entry["avma_range"] = {{"start", e.avma_range.start},
-                               {"end", e.avma_range.end}};
-        entry["base_avma"] = e.base_avma;
-        unw.push_back(std::move(entry));
-      }
+        meta.mapped_process_debug_info_by_pid[pid].push_back(
+            {e.key, e.load_bias});
+      if (e.has_unwind)
+        meta.mapped_process_unwind_data_by_pid[pid].push_back(
+            {e.key, e.timestamp, e.avma_range.start, e.avma_range.end,
+             e.base_avma});
     }
-    if (!ignored.empty()) ignored_by_pid[pid_key] = std::move(ignored);
-    if (!dbg.empty()) debug_by_pid[pid_key] = std::move(dbg);
-    if (!unw.empty()) unwind_by_pid[pid_key] = std::move(unw);
-    if (!sym.empty()) symbols_by_pid[pid_key] = std::move(sym);
   }
-  if (!ignored_by_pid.empty()) meta["ignored_modules_by_pid"] = ignored_by_pid;
-  if (!artifacts.debug_info.empty()) {
-    Json debug_info = Json::object();
-    for (const auto& [key, info] : artifacts.debug_info) {
-      Json infos = Json::array();
-      for (const auto& d : info.entries) {
-        infos.push_back({{"addr", d.addr},
-                         {"size", d.size},
-                         {"name", d.name},
-                         {"file", d.file},
-                         {"line", d.line ? Json(*d.line) : Json(nullptr)}});
-      }
-      debug_info[key] = {
-          {"object_path", info.object_path},
-          {"addr_bounds", Json::array({info.addr_min, info.addr_max})},
-          {"load_bias", 0},
-          {"debug_infos", std::move(infos)}};
-    }
-    meta["debug_info"] = std::move(debug_info);
-  }
-  if (!debug_by_pid.empty())
-    meta["mapped_process_debug_info_by_pid"] = std::move(debug_by_pid);
-  meta["mapped_process_unwind_data_by_pid"] = std::move(unwind_by_pid);
-  meta["mapped_process_module_symbols"] = std::move(symbols_by_pid);
-  Json path_keys = Json::object();
-  for (const auto& m : artifacts.modules) path_keys[m.key] = m.path;
-  meta["path_key_to_path"] = std::move(path_keys);
-  meta["uri_by_ts"] = uri_by_ts_json(run);
-  meta["ignored_modules"] = Json::array();
-  meta["markers"] = markers_json(run);
+}
 
-  // Our own section: how the profile was taken and what was dropped.
-  Json runner = Json::object();
-  runner["version"] = RUNNER_VERSION;
-  runner["profiled"] = input.profiled;
-  if (input.sampler_stats) {
-    const auto& s = *input.sampler_stats;
-    runner["event"] = s.event_name;
-    runner["frequency"] = input.sampler_options.frequency;
-    runner["call_graph"] =
-        input.sampler_options.call_graph == profiler::CallGraphMode::kDwarf
-            ? "dwarf"
-            : "fp";
-    runner["stack_size"] = input.sampler_options.stack_size;
-    runner["tracking_event"] = input.sampler_options.tracking_event;
-    runner["mmap_size_per_cpu"] = s.mmap_size_per_cpu;
-    runner["samples"] = s.samples;
-    runner["lost_records"] = s.lost_records;
-    runner["lost_samples"] = s.lost_samples;
-    runner["bytes_written"] = s.bytes_written;
-    runner["drain_passes"] = s.drain_passes;
-    runner["window_drain_passes"] = s.window_drain_passes;
-    runner["drain_cpu_us"] = s.drain_cpu_ns / 1000;
-    runner["write_error"] =
-        s.write_failed ? Json(s.write_error) : Json(nullptr);
-    runner["ring_buffers_bytes"] =
-        s.mmap_size_per_cpu * std::max(1u, std::thread::hardware_concurrency());
+// debug_info: file:line of each symbol, by module key (moved out).
+void add_debug_info(symbols::ArtifactSet& artifacts,
+                    format::PerfMetadata& meta) {
+  for (auto& [key, info] : artifacts.debug_info) {
+    format::ModuleDebugInfo& out = meta.debug_info[key];
+    out.object_path = std::move(info.object_path);
+    out.addr_min = info.addr_min;
+    out.addr_max = info.addr_max;
+    out.entries.reserve(info.entries.size());
+    for (auto& d : info.entries)
+      out.entries.push_back(
+          {d.addr, d.size, std::move(d.name), std::move(d.file), d.line});
   }
+}
+
+format::SamplerSection sampler_section(const profiler::SamplerOptions& options,
+                                       const profiler::SamplerStats& s) {
+  format::SamplerSection out;
+  out.event = s.event_name;
+  out.frequency = options.frequency;
+  out.call_graph =
+      options.call_graph == profiler::CallGraphMode::kDwarf ? "dwarf" : "fp";
+  out.stack_size = options.stack_size;
+  out.tracking_event = options.tracking_event;
+  out.mmap_size_per_cpu = s.mmap_size_per_cpu;
+  out.samples = s.samples;
+  out.lost_records = s.lost_records;
+  out.lost_samples = s.lost_samples;
+  out.bytes_written = s.bytes_written;
+  out.drain_passes = s.drain_passes;
+  out.window_drain_passes = s.window_drain_passes;
+  out.drain_cpu_us = s.drain_cpu_ns / 1000;
+  if (s.write_failed) out.write_error = s.write_error;
+  out.ring_buffers_bytes =
+      s.mmap_size_per_cpu * std::max(1u, std::thread::hardware_concurrency());
+  return out;
+}
+
+format::FifoCounters fifo_counters(const fifo::RunData& run) {
+  const auto& c = run.counters;
+  return {c.commands,          c.malformed_frames,
+          c.oversized_frames,  c.unexpected_commands,
+          c.rejected_versions, c.duplicate_starts,
+          c.unmatched_stops,   c.dropped_replies,
+          c.write_errors,      c.resyncs,
+          c.discarded_bytes,   c.truncated_frames,
+          c.stale_reply_bytes};
+}
+
+// Our own section: how the profile was taken and what was dropped.
+format::RunnerSection runner_section(const FinalizeInput& input,
+                                     const Mappings& mappings,
+                                     const symbols::ArtifactSet& artifacts,
+                                     size_t write_failures) {
+  format::RunnerSection out;
+  out.version = RUNNER_VERSION;
+  out.profiled = input.profiled;
+  if (input.sampler_stats)
+    out.sampler = sampler_section(input.sampler_options, *input.sampler_stats);
   // The runner's own peak resident memory (ring buffers included).
   struct rusage usage {};
   if (::getrusage(RUSAGE_SELF, &usage) == 0)
-    runner["max_rss_kib"] = static_cast<uint64_t>(usage.ru_maxrss);
-  runner["pid_filter"] = exec_harness ? "all" : "tracked";
-  runner["announced_pids"] = run.bench_pids;
-  runner["tracked_pids"] =
-      Json(std::vector<int32_t>(tracked_pids.begin(), tracked_pids.end()));
-  Json skipped = Json::object();
-  for (const auto& [reason, count] : tracker.stats().skipped)
-    skipped[reason] = count;
-  runner["skipped_mappings"] = std::move(skipped);
-  runner["backfilled_mappings"] = tracker.stats().backfilled;
-  runner["unsampled_pids_forgotten"] = tracker.stats().unsampled_forgotten;
-  Json errors = Json::object();
-  for (const auto& [reason, count] : artifacts.errors) errors[reason] = count;
-  runner["module_errors"] = std::move(errors);
-  runner["artifacts_not_written"] = write_failures.size();
-  const auto& c = run.counters;
-  runner["fifo"] = {{"commands", c.commands},
-                    {"malformed_frames", c.malformed_frames},
-                    {"oversized_frames", c.oversized_frames},
-                    {"unexpected_commands", c.unexpected_commands},
-                    {"rejected_versions", c.rejected_versions},
-                    {"duplicate_starts", c.duplicate_starts},
-                    {"unmatched_stops", c.unmatched_stops},
-                    {"dropped_replies", c.dropped_replies},
-                    {"write_errors", c.write_errors},
-                    {"resyncs", c.resyncs},
-                    {"discarded_bytes", c.discarded_bytes},
-                    {"truncated_frames", c.truncated_frames},
-                    {"stale_reply_bytes", c.stale_reply_bytes}};
-  meta["runner"] = std::move(runner);
+    out.max_rss_kib = static_cast<uint64_t>(usage.ru_maxrss);
+  const bool exec_harness = input.run.integration->first == "exec-harness";
+  out.pid_filter = exec_harness ? "all" : "tracked";
+  out.announced_pids = input.run.bench_pids;
+  out.tracked_pids = std::vector<int32_t>(mappings.tracked_pids.begin(),
+                                          mappings.tracked_pids.end());
+  out.skipped_mappings = mappings.stats.skipped;
+  out.backfilled_mappings = mappings.stats.backfilled;
+  out.unsampled_pids_forgotten = mappings.stats.unsampled_forgotten;
+  out.module_errors = artifacts.errors;
+  out.artifacts_not_written = write_failures;
+  out.fifo = fifo_counters(input.run);
+  return out;
+}
 
-  base::Status artifacts_written = report_write_failures(write_failures);
-  // Paths are bytes, JSON is UTF-8: an invalid byte in a path is written as
-  // U+FFFD rather than losing the whole file.
-  auto st = base::write_file_atomic(
-      folder + "/perf.metadata",
-      meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+format::PerfMetadata perf_metadata(const FinalizeInput& input,
+                                   const Mappings& mappings,
+                                   symbols::ArtifactSet& artifacts,
+                                   size_t write_failures) {
+  format::PerfMetadata meta;
+  meta.integration_name = input.run.integration->first;
+  meta.integration_version = input.run.integration->second;
+  add_pid_modules(artifacts, meta);
+  add_debug_info(artifacts, meta);
+  for (const auto& m : artifacts.modules)
+    meta.path_key_to_path.emplace_back(m.key, m.path);
+  meta.timestamps = execution_timestamps(input.run);
+  meta.runner = runner_section(input, mappings, artifacts, write_failures);
+  return meta;
+}
+
+// Writes perf.metadata; the error of an artifact not written (if any) comes
+// first, the metadata's own one is added to it.
+base::Status write_metadata(const format::ProfileLayout& layout,
+                            const format::PerfMetadata& meta,
+                            base::Status artifacts_written) {
+  auto st = base::write_file_atomic(layout.metadata(),
+                                    format::write_perf_metadata(meta));
   if (!st) {
-    st.error().context("perf.metadata");
+    st.error().context(format::ProfileLayout::kMetadata);
     if (!artifacts_written)
       st.error().context(artifacts_written.error().what() + ", and");
     return st;
   }
   return artifacts_written;
+}
+
+}  // namespace
+
+std::string execution_timestamps_msgpack(const fifo::RunData& run) {
+  return format::write_execution_timestamps(execution_timestamps(run));
+}
+
+base::Status finalize_profile(FinalizeInput input) {
+  const format::ProfileLayout layout(input.folder);
+  RUNNER_RETURN_IF_ERROR(
+      base::write_file_atomic(layout.execution_timestamps(),
+                              execution_timestamps_msgpack(input.run)),
+      format::ProfileLayout::kExecutionTimestamps);
+  if (!input.run.integration) {
+    RUNNER_LOG(kLog, kWarning)
+        << "profiling was enabled, but the benchmark never announced an "
+           "integration (SetIntegration): no benchmark was detected, so no "
+           "perf.metadata is written (ExecutionTimestamps.msgpack is kept). "
+           "Does the benchmark use a CodSpeed-compatible integration?";
+    return {};
+  }
+  // The vDSO copy lives until the artifacts are built from it.
+  std::optional<std::string> vdso = dump_own_vdso();
+  Mappings mappings = replay_mappings(input, layout, vdso);
+  symbols::ArtifactSet artifacts =
+      build_module_artifacts(mappings.tracked, layout);
+  if (vdso) ::unlink(vdso->c_str());
+  std::vector<std::string> write_failures = artifacts.write_failures;
+  copy_perf_maps(layout, mappings.tracked_pids, mappings.uids, write_failures);
+  if (input.profiled) append_build_ids(layout.pipedata(), artifacts);
+  const format::PerfMetadata meta =
+      perf_metadata(input, mappings, artifacts, write_failures.size());
+  return write_metadata(layout, meta, report_write_failures(write_failures));
 }
 
 }  // namespace runner::agent

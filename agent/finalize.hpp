@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
 #include "profiler/profiler.hpp"

@@ -4,9 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "base/base.hpp"
+#include "format/format.hpp"
 
 namespace runner::agent {
 namespace {
@@ -14,28 +13,6 @@ namespace {
 constexpr const char* kNoResults =
     "The command did not produce any CodSpeed result to process, did you "
     "run your benchmarks using a compatible CodSpeed integration?";
-
-base::Status check_benchmark(const nlohmann::json& b) {
-  if (!b.is_object()) return base::Error("a benchmark is not an object");
-  for (const char* key : {"name", "uri"})
-    if (!b.contains(key) || !b[key].is_string())
-      return base::Error(std::string("benchmark without string '") + key + "'");
-  if (!b.contains("config") || !b["config"].is_object())
-    return base::Error("benchmark without 'config' object");
-  if (!b.contains("stats") || !b["stats"].is_object())
-    return base::Error("benchmark without 'stats' object");
-  const auto& s = b["stats"];
-  for (const char* key : {"min_ns", "max_ns", "mean_ns", "stdev_ns", "q1_ns",
-                          "median_ns", "q3_ns", "total_time"})
-    if (!s.contains(key) || !s[key].is_number())
-      return base::Error(std::string("stats without number '") + key + "'");
-  for (const char* key :
-       {"rounds", "iqr_outlier_rounds", "stdev_outlier_rounds",
-        "iter_per_round", "warmup_iters"})
-    if (!s.contains(key) || !s[key].is_number_unsigned())
-      return base::Error(std::string("stats without unsigned '") + key + "'");
-  return {};
-}
 
 }  // namespace
 
@@ -58,27 +35,14 @@ namespace {
 base::Result<ResultsFiles::File> read_results_file(const std::string& file) {
   auto text = base::read_file(file);
   if (!text) return std::move(text.error());
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_discarded())
-    return base::Error("invalid results file " + file + ": not JSON");
-  if (!doc.is_object() || !doc.contains("benchmarks") ||
-      !doc["benchmarks"].is_array() || !doc.contains("creator") ||
-      !doc.contains("instrument"))
-    return base::Error("invalid results file " + file +
-                       ": missing creator/instrument/benchmarks");
+  auto doc = format::read_walltime_results(*text);
+  if (!doc)
+    return base::Error("invalid results file " + file + ": " +
+                       doc.error().message());
   ResultsFiles::File parsed{file, {}};
-  for (const auto& b : doc["benchmarks"]) {
-    if (auto st = check_benchmark(b); !st)
-      return base::Error("invalid results file " + file + ": " +
-                         st.error().message());
-    ResultRow row;
-    row.name = b["name"].get<std::string>();
-    row.uri = b["uri"].get<std::string>();
-    row.rounds = b["stats"]["rounds"].get<uint64_t>();
-    row.median_ns = b["stats"]["median_ns"].get<double>();
-    row.stdev_ns = b["stats"]["stdev_ns"].get<double>();
-    parsed.rows.push_back(std::move(row));
-  }
+  for (const format::BenchmarkResult& b : doc->benchmarks)
+    parsed.rows.push_back(ResultRow{b.name, b.uri, b.stats.rounds,
+                                    b.stats.median_ns, b.stats.stdev_ns});
   return parsed;
 }
 
@@ -87,7 +51,7 @@ base::Result<ResultsFiles::File> read_results_file(const std::string& file) {
 ResultsFiles read_results(const std::string& folder) {
   namespace fs = std::filesystem;
   ResultsFiles out;
-  out.dir = folder + "/results";
+  out.dir = format::ProfileLayout(folder).results_dir();
   std::error_code ec;
   out.dir_exists = fs::is_directory(out.dir, ec);
   if (!out.dir_exists) return out;

@@ -13,6 +13,7 @@
 #include "agent/finalize.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/results_check.hpp"
+#include "format/format.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
@@ -265,7 +266,7 @@ std::optional<int> Session::launch() {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
                  st.error().what().c_str());
     if (sampler_) (void)sampler_->finish();
-    ::unlink((folder_ + "/perf.pipedata").c_str());
+    ::unlink(format::ProfileLayout(folder_).pipedata().c_str());
     return base::spawn_error_exit_code(st.error());
   }
   return std::nullopt;
@@ -286,7 +287,7 @@ std::optional<int> Session::spawn_benchmark() {
 
 // Without a sampler the benchmark runs only with --allow-no-profile.
 std::optional<int> Session::start_sampler() {
-  const std::string pipedata = folder_ + "/perf.pipedata";
+  const std::string pipedata = format::ProfileLayout(folder_).pipedata();
   auto created =
       profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
   if (created) {

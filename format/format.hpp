@@ -5,6 +5,15 @@
 // spell a format's bytes themselves.
 //
 //  - numbers: the hexadecimal/decimal field parser of the text formats.
+//  - profile_layout: ProfileLayout, every file name of a profile folder.
+//  - perf_metadata: PerfMetadata, perf.metadata (JSON) read and written.
+//  - execution_timestamps: ExecutionTimestamps, ExecutionTimestamps.msgpack
+//    (msgpack) read and written; perf.metadata holds a copy.
+//  - walltime_results: WalltimeResults, results/<pid>.json read and written.
 #pragma once
 
+#include "format/execution_timestamps.hpp"
 #include "format/numbers.hpp"
+#include "format/perf_metadata.hpp"
+#include "format/profile_layout.hpp"
+#include "format/walltime_results.hpp"

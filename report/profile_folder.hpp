@@ -12,20 +12,15 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 #include "report/cfi.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::report {
 
-struct SymbolsRef {
-  std::string key;
-  uint64_t load_bias = 0;
-};
-
-struct UnwindRef {
-  std::string key;
-  uint64_t start = 0, end = 0, base_avma = 0;
-};
+// Entries of perf.metadata's per-pid lists.
+using SymbolsRef = format::SymbolsRef;
+using UnwindRef = format::UnwindRef;
 
 struct PidModules {
   std::vector<SymbolsRef> symbols;
@@ -86,6 +81,7 @@ class ProfileFolder {
  private:
   ProfileFolder() = default;
   void warn_once(const std::string& key, const std::string& text);
+  void use_metadata(format::PerfMetadata meta);
 
   std::string path_;
   bool has_metadata_ = false;

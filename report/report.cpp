@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
+#include "format/format.hpp"
 #include "profiler/pipedata_reader.hpp"
 #include "report/flamegraph.hpp"
 #include "report/profile_folder.hpp"
@@ -285,8 +286,9 @@ base::Result<std::string> find_newest_profile_folder(const std::string& dir) {
     std::string name = entry.path().filename().string();
     if (name.rfind("runner-profile.", 0) != 0 || !entry.is_directory(ec))
       continue;
-    if (!fs::exists(entry.path() / "perf.pipedata", ec) &&
-        !fs::exists(entry.path() / "perf.metadata", ec))
+    const format::ProfileLayout layout(entry.path().string());
+    if (!fs::exists(layout.pipedata(), ec) &&
+        !fs::exists(layout.metadata(), ec))
       continue;
     auto t = fs::last_write_time(entry.path(), ec);
     if (best.empty() || t > best_time) {
@@ -355,8 +357,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     }
     pending.clear();
   };
-  auto reader =
-      profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
+  auto reader = profiler::PipeDataReader::open(
+      format::ProfileLayout(options.folder).pipedata());
   if (!reader) {
     folder.warnings().push_back("perf.pipedata: " + reader.error().what());
   } else {
@@ -454,7 +456,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   // the report then fails.
   std::vector<std::string> write_errors;
   if (!perf_script) {
-    const std::string report_dir = options.folder + "/report";
+    const std::string report_dir =
+        format::ProfileLayout(options.folder).report_dir();
     bool can_write = true;
     if (auto st = base::make_directories(report_dir); !st) {
       write_errors.push_back("cannot create " + report_dir + ": " +
@@ -530,7 +533,8 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
       // Names and URIs come from the profile folder and may not be valid
       // UTF-8: invalid bytes are written as U+FFFD (the replacement
       // character) instead of aborting the dump.
-      const std::string summary_path = report_dir + "/summary.json";
+      const std::string summary_path =
+          report_dir + "/" + std::string(format::ProfileLayout::kReportSummary);
       if (auto st = base::write_file_atomic(
               summary_path,
               summary.dump(2, ' ', false,

@@ -13,6 +13,7 @@
 
 #include "base/fs.hpp"
 #include "base/log.hpp"
+#include "format/format.hpp"
 #include "symbols/elf_image.hpp"
 #include "symbols/symbols.hpp"
 
@@ -89,7 +90,8 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
       collect_symbols(*image, open_path, options.debug);
   if (symbols) {
     const std::vector<Symbol>& syms = *symbols;
-    std::string path = options.out_dir + "/" + file.key + ".symbols.map";
+    std::string path =
+        format::ProfileLayout(options.out_dir).symbols_map(file.key);
     base::Status written =
         base::write_file_atomic(path, format_symbols_map(syms));
     if (written) {
@@ -110,7 +112,8 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
 
   base::Result<UnwindData> unwind = image->unwind_data(file.identity.path);
   if (unwind) {
-    std::string path = options.out_dir + "/" + file.key + ".unwind_data";
+    std::string path =
+        format::ProfileLayout(options.out_dir).unwind_data(file.key);
     base::Status written =
         base::write_file_atomic(path, encode_unwind_data(*unwind));
     if (written) {
@@ -144,10 +147,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
 }  // namespace
 
 std::string make_module_key(std::size_t index, std::string_view path) {
-  size_t slash = path.rfind('/');
-  std::string_view base =
-      slash == std::string_view::npos ? path : path.substr(slash + 1);
-  return std::to_string(index) + "__" + std::string(base);
+  return format::ProfileLayout::module_key(index, path);
 }
 
 base::Result<ArtifactSet> build_artifacts(

@@ -17,10 +17,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/fs.hpp"
 #include "bench/bench_util.hpp"
+#include "format/format.hpp"
 
 using runner::bench::median;
 using runner::bench::run_quietly;
@@ -43,12 +42,20 @@ Sample workload_result(const std::string& tmp) {
 }
 
 // The `runner` section of a profile folder's perf.metadata.
-std::optional<nlohmann::json> read_runner_metadata(const std::string& folder) {
-  auto text = runner::base::read_file(folder + "/perf.metadata");
+std::optional<runner::format::RunnerSection> read_runner_metadata(
+    const std::string& folder) {
+  auto text =
+      runner::base::read_file(runner::format::ProfileLayout(folder).metadata());
   if (!text) return std::nullopt;
-  auto meta = nlohmann::json::parse(*text, nullptr, false);
-  if (meta.is_discarded() || !meta.contains("runner")) return std::nullopt;
-  return meta["runner"];
+  auto meta = runner::format::read_perf_metadata(*text, {.debug_info = false});
+  if (!meta) return std::nullopt;
+  return meta->metadata.runner;
+}
+
+// Its sampler counters (zero when the run was not sampled).
+runner::format::SamplerSection sampler_of(
+    const runner::format::RunnerSection& r) {
+  return r.sampler.value_or(runner::format::SamplerSection{});
 }
 
 }  // namespace
@@ -63,7 +70,7 @@ int main(int argc, char** argv) {
   std::string work = argc > 4 ? argv[4] : "40000";
   char tmpl[] = "/tmp/runner-overhead.XXXXXX";
   std::string tmp = ::mkdtemp(tmpl);
-  std::string perf_out = tmp + "/perf.pipedata";
+  std::string perf_out = runner::format::ProfileLayout(tmp).pipedata();
   ::setenv("WORKLOAD_RESULT", (tmp + "/result").c_str(), 1);
 
   std::printf("bench/overhead: %d interleaved reps, work=%s\n", reps,
@@ -95,7 +102,8 @@ int main(int argc, char** argv) {
       run_quietly(r);
       record(1);
       if (auto meta = read_runner_metadata(tmp + "/profile"))
-        drain_ms.push_back(meta->value("drain_cpu_us", 0.0) / 1000.0);
+        drain_ms.push_back(static_cast<double>(sampler_of(*meta).drain_cpu_us) /
+                           1000.0);
       std::filesystem::remove_all(tmp + "/profile");
       std::vector<std::string> p = {
           "sh", "-c",
@@ -156,9 +164,11 @@ int main(int argc, char** argv) {
                         "--", workload, "threads", "2", work});
   if (auto r = read_runner_metadata(tmp + "/profile")) {
     std::printf("dwarf,32768 on 2 threads: %llu samples, %llu lost\n",
-                r->value("samples", 0ull), r->value("lost_samples", 0ull));
-    double rss = r->value("max_rss_kib", 0.0) / 1024.0;
-    double rings = r->value("ring_buffers_bytes", 0.0) / (1024.0 * 1024.0);
+                static_cast<unsigned long long>(sampler_of(*r).samples),
+                static_cast<unsigned long long>(sampler_of(*r).lost_samples));
+    double rss = static_cast<double>(r->max_rss_kib.value_or(0)) / 1024.0;
+    double rings = static_cast<double>(sampler_of(*r).ring_buffers_bytes) /
+                   (1024.0 * 1024.0);
     std::printf(
         "runner peak RSS %.1f MiB, of which ring buffers up to "
         "%.1f MiB: %.1f MiB besides them\n",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/bench_util.hpp"
+#include "format/format.hpp"
 
 using runner::bench::median;
 using runner::bench::run_quietly;
@@ -24,8 +25,8 @@ int main(int argc, char** argv) {
   double ours_rss = 0, perf_rss = 0;
   for (int i = 0; i < reps; ++i) {
     auto a = run_quietly({runner, "report", "--format", "perf-script", folder});
-    auto b =
-        run_quietly({"perf", "script", "-f", "-i", folder + "/perf.pipedata"});
+    auto b = run_quietly({"perf", "script", "-f", "-i",
+                          runner::format::ProfileLayout(folder).pipedata()});
     if (a.code != 0 || b.code != 0) {
       std::fprintf(stderr, "a run failed (runner exit %d, perf exit %d)\n",
                    a.code, b.code);

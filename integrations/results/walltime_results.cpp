@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <nlohmann/json.hpp>
-
 #include "base/fs.hpp"
 
 namespace runner::results {
@@ -28,10 +26,6 @@ double exclusive_quantile(const std::vector<double>& sorted, double p) {
   const auto lo = static_cast<size_t>(lower);
   const double frac = pos - lower;
   return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac;
-}
-
-nlohmann::ordered_json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace
@@ -96,50 +90,15 @@ BenchmarkStats compute_stats(std::span<const uint64_t> round_ns,
 
 std::string results_json(const Creator& creator,
                          std::span<const BenchmarkResult> benchmarks) {
-  using Json = nlohmann::ordered_json;  // keeps the schema's field order
-  Json doc;
-  doc["creator"] = {{"name", creator.name},
-                    {"version", creator.version},
-                    {"pid", creator.pid}};
-  doc["instrument"] = {{"type", "walltime"}};
-  Json list = Json::array();
-  for (const BenchmarkResult& b : benchmarks) {
-    const BenchmarkStats& s = b.stats;
-    Json entry;
-    entry["name"] = b.name;
-    entry["uri"] = b.uri;
-    entry["config"] = {
-        {"warmup_time_ns", optional_number(b.config.warmup_time_ns)},
-        {"min_round_time_ns", optional_number(b.config.min_round_time_ns)},
-        {"max_time_ns", optional_number(b.config.max_time_ns)},
-        {"max_rounds",
-         b.config.max_rounds ? Json(*b.config.max_rounds) : Json(nullptr)}};
-    entry["stats"] = {{"min_ns", s.min_ns},
-                      {"max_ns", s.max_ns},
-                      {"mean_ns", s.mean_ns},
-                      {"stdev_ns", s.stdev_ns},
-                      {"q1_ns", s.q1_ns},
-                      {"median_ns", s.median_ns},
-                      {"q3_ns", s.q3_ns},
-                      {"rounds", s.rounds},
-                      {"total_time", s.total_time},
-                      {"iqr_outlier_rounds", s.iqr_outlier_rounds},
-                      {"stdev_outlier_rounds", s.stdev_outlier_rounds},
-                      {"iter_per_round", s.iter_per_round},
-                      {"warmup_iters", s.warmup_iters}};
-    list.push_back(std::move(entry));
-  }
-  doc["benchmarks"] = std::move(list);
-  // Invalid UTF-8 in a name (from a command line) is replaced, not thrown.
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return format::write_walltime_results(creator, benchmarks);
 }
 
 std::string results_directory() {
   const char* folder = std::getenv("CODSPEED_PROFILE_FOLDER");
   if (folder != nullptr && *folder != '\0') {
-    return std::string(folder) + "/results";
+    return format::ProfileLayout(folder).results_dir();
   }
-  return "./.codspeed/results";
+  return format::ProfileLayout("./.codspeed").results_dir();
 }
 
 base::Result<std::string> write_results(
@@ -153,7 +112,8 @@ base::Result<std::string> write_results(
   std::string json = results_json(creator, benchmarks);
   RUNNER_RETURN_IF_ERROR(base::make_directories(dir),
                          "creating results directory " + dir);
-  std::string path = dir + "/" + std::to_string(creator.pid) + ".json";
+  std::string path =
+      dir + "/" + format::ProfileLayout::result_file_name(creator.pid);
   RUNNER_RETURN_IF_ERROR(base::write_file_atomic(path, json),
                          "writing results");
   return path;

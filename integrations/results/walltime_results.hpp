@@ -10,17 +10,15 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 
 namespace runner::results {
 
-struct BenchmarkStats {
-  double min_ns = 0, max_ns = 0, mean_ns = 0, stdev_ns = 0;
-  double q1_ns = 0, median_ns = 0, q3_ns = 0;
-  uint64_t rounds = 0;
-  double total_time = 0;  // seconds, sum of round times
-  uint64_t iqr_outlier_rounds = 0, stdev_outlier_rounds = 0;
-  uint64_t iter_per_round = 0, warmup_iters = 0;
-};
+// The schema's types live in format/ (read and written there).
+using BenchmarkStats = format::BenchmarkStats;
+using BenchmarkConfig = format::BenchmarkConfig;
+using BenchmarkResult = format::BenchmarkResult;
+using Creator = format::Creator;
 
 // Per-iteration times = round_ns[i] / iters[i] (integer division), then the
 // runner-shared conventions: sample stdev, exclusive quartiles, 1.5 IQR and
@@ -28,25 +26,8 @@ struct BenchmarkStats {
 BenchmarkStats compute_stats(std::span<const uint64_t> round_ns,
                              std::span<const uint64_t> iters = {});
 
-struct BenchmarkConfig {
-  std::optional<double> warmup_time_ns, min_round_time_ns, max_time_ns;
-  std::optional<uint64_t> max_rounds;
-};
-
-struct BenchmarkResult {
-  std::string name;
-  std::string uri;
-  BenchmarkConfig config;
-  BenchmarkStats stats;
-};
-
-struct Creator {
-  std::string name;
-  std::string version;
-  uint32_t pid = 0;
-};
-
-// The pretty-printed JSON document of spec §7.2.
+// The pretty-printed JSON document of spec §7.2
+// (format::write_walltime_results).
 std::string results_json(const Creator& creator,
                          std::span<const BenchmarkResult> benchmarks);
 // Directory results go to: $CODSPEED_PROFILE_FOLDER/results, else

@@ -1,0 +1,153 @@
+#include "format/walltime_results.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace runner::format {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps the schema's field order
+
+Json optional_number(const std::optional<double>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json config_json(const BenchmarkConfig& c) {
+  return {{"warmup_time_ns", optional_number(c.warmup_time_ns)},
+          {"min_round_time_ns", optional_number(c.min_round_time_ns)},
+          {"max_time_ns", optional_number(c.max_time_ns)},
+          {"max_rounds", c.max_rounds ? Json(*c.max_rounds) : Json(nullptr)}};
+}
+
+Json stats_json(const BenchmarkStats& s) {
+  return {{"min_ns", s.min_ns},
+          {"max_ns", s.max_ns},
+          {"mean_ns", s.mean_ns},
+          {"stdev_ns", s.stdev_ns},
+          {"q1_ns", s.q1_ns},
+          {"median_ns", s.median_ns},
+          {"q3_ns", s.q3_ns},
+          {"rounds", s.rounds},
+          {"total_time", s.total_time},
+          {"iqr_outlier_rounds", s.iqr_outlier_rounds},
+          {"stdev_outlier_rounds", s.stdev_outlier_rounds},
+          {"iter_per_round", s.iter_per_round},
+          {"warmup_iters", s.warmup_iters}};
+}
+
+constexpr const char* kDoubleStats[] = {"min_ns",   "max_ns",    "mean_ns",
+                                        "stdev_ns", "q1_ns",     "median_ns",
+                                        "q3_ns",    "total_time"};
+constexpr const char* kCountStats[] = {"rounds", "iqr_outlier_rounds",
+                                       "stdev_outlier_rounds", "iter_per_round",
+                                       "warmup_iters"};
+
+base::Status check_benchmark(const nlohmann::json& b) {
+  if (!b.is_object()) return base::Error("a benchmark is not an object");
+  for (const char* key : {"name", "uri"})
+    if (!b.contains(key) || !b[key].is_string())
+      return base::Error(std::string("benchmark without string '") + key + "'");
+  if (!b.contains("config") || !b["config"].is_object())
+    return base::Error("benchmark without 'config' object");
+  if (!b.contains("stats") || !b["stats"].is_object())
+    return base::Error("benchmark without 'stats' object");
+  const auto& s = b["stats"];
+  for (const char* key : kDoubleStats)
+    if (!s.contains(key) || !s[key].is_number())
+      return base::Error(std::string("stats without number '") + key + "'");
+  for (const char* key : kCountStats)
+    if (!s.contains(key) || !s[key].is_number_unsigned())
+      return base::Error(std::string("stats without unsigned '") + key + "'");
+  return {};
+}
+
+std::optional<double> optional_double(const nlohmann::json& object,
+                                      const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// A benchmark check_benchmark accepted.
+BenchmarkResult read_benchmark(const nlohmann::json& b) {
+  BenchmarkResult r;
+  r.name = b["name"].get<std::string>();
+  r.uri = b["uri"].get<std::string>();
+  const auto& c = b["config"];
+  r.config.warmup_time_ns = optional_double(c, "warmup_time_ns");
+  r.config.min_round_time_ns = optional_double(c, "min_round_time_ns");
+  r.config.max_time_ns = optional_double(c, "max_time_ns");
+  if (auto it = c.find("max_rounds"); it != c.end() && it->is_number_unsigned())
+    r.config.max_rounds = it->get<uint64_t>();
+  const auto& s = b["stats"];
+  BenchmarkStats& st = r.stats;
+  double* doubles[] = {&st.min_ns, &st.max_ns,    &st.mean_ns, &st.stdev_ns,
+                       &st.q1_ns,  &st.median_ns, &st.q3_ns,   &st.total_time};
+  for (size_t i = 0; i < std::size(kDoubleStats); ++i)
+    *doubles[i] = s[kDoubleStats[i]].get<double>();
+  uint64_t* counts[] = {&st.rounds, &st.iqr_outlier_rounds,
+                        &st.stdev_outlier_rounds, &st.iter_per_round,
+                        &st.warmup_iters};
+  for (size_t i = 0; i < std::size(kCountStats); ++i)
+    *counts[i] = s[kCountStats[i]].get<uint64_t>();
+  return r;
+}
+
+void read_header(const nlohmann::json& doc, WalltimeResults& out) {
+  const auto& creator = doc["creator"];
+  if (creator.is_object()) {
+    if (auto it = creator.find("name"); it != creator.end() && it->is_string())
+      out.creator.name = it->get<std::string>();
+    if (auto it = creator.find("version");
+        it != creator.end() && it->is_string())
+      out.creator.version = it->get<std::string>();
+    if (auto it = creator.find("pid");
+        it != creator.end() && it->is_number_unsigned())
+      out.creator.pid = static_cast<uint32_t>(it->get<uint64_t>());
+  }
+  const auto& instrument = doc["instrument"];
+  out.instrument.clear();
+  if (instrument.is_object())
+    if (auto it = instrument.find("type");
+        it != instrument.end() && it->is_string())
+      out.instrument = it->get<std::string>();
+}
+
+}  // namespace
+
+std::string write_walltime_results(
+    const Creator& creator, std::span<const BenchmarkResult> benchmarks) {
+  Json doc;
+  doc["creator"] = {{"name", creator.name},
+                    {"version", creator.version},
+                    {"pid", creator.pid}};
+  doc["instrument"] = {{"type", "walltime"}};
+  Json list = Json::array();
+  for (const BenchmarkResult& b : benchmarks) {
+    Json entry;
+    entry["name"] = b.name;
+    entry["uri"] = b.uri;
+    entry["config"] = config_json(b.config);
+    entry["stats"] = stats_json(b.stats);
+    list.push_back(std::move(entry));
+  }
+  doc["benchmarks"] = std::move(list);
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+base::Result<WalltimeResults> read_walltime_results(std::string_view text) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) return base::Error("not JSON");
+  if (!doc.is_object() || !doc.contains("benchmarks") ||
+      !doc["benchmarks"].is_array() || !doc.contains("creator") ||
+      !doc.contains("instrument"))
+    return base::Error("missing creator/instrument/benchmarks");
+  WalltimeResults out;
+  read_header(doc, out);
+  for (const auto& b : doc["benchmarks"]) {
+    if (auto st = check_benchmark(b); !st) return std::move(st.error());
+    out.benchmarks.push_back(read_benchmark(b));
+  }
+  return out;
+}
+
+}  // namespace runner::format

@@ -1,0 +1,68 @@
+// results/<pid>.json: the walltime results an integration writes for the
+// runner (fifo-protocol-and-results.md §2.2, codspeed-runner-walltime.md
+// §7.2). Written by integrations/results (exec-harness, the example
+// benchmark), read and validated by the agent at the end of a run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace runner::format {
+
+struct BenchmarkStats {
+  double min_ns = 0, max_ns = 0, mean_ns = 0, stdev_ns = 0;
+  double q1_ns = 0, median_ns = 0, q3_ns = 0;
+  uint64_t rounds = 0;
+  double total_time = 0;  // seconds, sum of round times
+  uint64_t iqr_outlier_rounds = 0, stdev_outlier_rounds = 0;
+  uint64_t iter_per_round = 0, warmup_iters = 0;
+  bool operator==(const BenchmarkStats&) const = default;
+};
+
+struct BenchmarkConfig {
+  std::optional<double> warmup_time_ns, min_round_time_ns, max_time_ns;
+  std::optional<uint64_t> max_rounds;
+  bool operator==(const BenchmarkConfig&) const = default;
+};
+
+struct BenchmarkResult {
+  std::string name;
+  std::string uri;
+  BenchmarkConfig config;
+  BenchmarkStats stats;
+  bool operator==(const BenchmarkResult&) const = default;
+};
+
+struct Creator {
+  std::string name;
+  std::string version;
+  uint32_t pid = 0;
+  bool operator==(const Creator&) const = default;
+};
+
+struct WalltimeResults {
+  Creator creator;
+  std::string instrument = "walltime";  // instrument.type
+  std::vector<BenchmarkResult> benchmarks;
+  bool operator==(const WalltimeResults&) const = default;
+};
+
+// The pretty-printed document (2 spaces, trailing newline), members in the
+// schema's order. Invalid UTF-8 in a name is replaced, not thrown.
+std::string write_walltime_results(const Creator& creator,
+                                   std::span<const BenchmarkResult> benchmarks);
+
+// Errors name what is wrong: "not JSON", "missing creator/instrument/
+// benchmarks", "a benchmark is not an object", "benchmark without string
+// 'uri'", "benchmark without 'config' object", "stats without number
+// 'q1_ns'", "stats without unsigned 'rounds'", ... creator and instrument
+// must be present; their members are read when well-typed.
+base::Result<WalltimeResults> read_walltime_results(std::string_view text);
+
+}  // namespace runner::format
