@@ -28,7 +28,12 @@ struct ReportOptions {
   // (or their separate debug files) when they are on disk and match the
   // profiled ones; other modules are warned about and kept per function.
   bool inline_frames = false;
-  enum class Format { kDefault, kPerfScript } format = Format::kDefault;
+  // kDefault: summary.json, .folded and .svg per benchmark + the terminal
+  // summary; kPerfScript: every sample as `perf script` prints it, to the
+  // output stream; kSpeedscope: profile.speedscope.json + the terminal
+  // summary.
+  enum class Format { kDefault, kPerfScript, kSpeedscope };
+  Format format = Format::kDefault;
   unsigned top = 10;
 };
 

@@ -9,7 +9,7 @@
 
 #include "base/fs.hpp"
 #include "report/profile_folder.hpp"
-#include "report/stack.hpp"
+#include "report/unwinder.hpp"
 #include "symbols/symbols.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -1,40 +1,15 @@
-#include "report/stack.hpp"
+#include "report/unwinder.hpp"
 
-// glibc already declares basename(); tell libiberty.h not to redeclare it.
-#define HAVE_DECL_BASENAME 1
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <filesystem>
 
-#include <libiberty/demangle.h>
+#include "report/dwarf_expr.hpp"
 
 namespace runner::report {
 namespace {
 
-// perf's x86_64 user-register order (enum perf_event_x86_regs) for the DWARF
-// registers the unwinder needs: DWARF 0..16 = rax, rdx, rcx, rbx, rsi, rdi,
-// rbp, rsp, r8..r15, rip.
-constexpr int kPerfRegOfDwarf[kDwarfRegCount] = {
-    0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8};
-
 // PERF_CONTEXT_* markers are the top 4095 values of the u64 range.
 constexpr uint64_t kPerfContextMax = static_cast<uint64_t>(-4095);
-
-const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
-  if (modules == nullptr) return nullptr;
-  const auto& list = modules->unwind;
-  auto it = std::upper_bound(
-      list.begin(), list.end(), addr,
-      [](uint64_t a, const UnwindRef& r) { return a < r.start; });
-  // Executable mappings of one process rarely overlap: look at the closest
-  // few that start below the address.
-  for (int step = 0; step < 8 && it != list.begin(); ++step) {
-    --it;
-    if (addr >= it->start && addr < it->end) return &*it;
-  }
-  return nullptr;
-}
 
 bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
                 const RegState& regs, const StackMemory& mem,
@@ -99,6 +74,21 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
 
 }  // namespace
 
+const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
+  if (modules == nullptr) return nullptr;
+  const auto& list = modules->unwind;
+  auto it = std::upper_bound(
+      list.begin(), list.end(), addr,
+      [](uint64_t a, const UnwindRef& r) { return a < r.start; });
+  // Executable mappings of one process rarely overlap: look at the closest
+  // few that start below the address.
+  for (int step = 0; step < 8 && it != list.begin(); ++step) {
+    --it;
+    if (addr >= it->start && addr < it->end) return &*it;
+  }
+  return nullptr;
+}
+
 UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample,
                               std::span<const uint8_t> stack) {
   if (sample.regs_abi != 0 && !sample.regs.empty() && sample.regs_mask != 0)
@@ -136,23 +126,7 @@ UnwindModule* Unwinder::module_for(const UnwindRef* range) {
 UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
                                     std::span<const uint8_t> stack) {
   UnwoundStack out;
-  // Registers of the sample (one value per set bit of the mask), by DWARF
-  // number.
-  std::array<uint64_t, 64> by_perf{};
-  uint64_t present = 0;
-  size_t next = 0;
-  for (int bit = 0; bit < 64 && next < sample.regs.size(); ++bit) {
-    if ((sample.regs_mask >> bit) & 1u) {
-      by_perf[static_cast<size_t>(bit)] = sample.regs[next++];
-      present |= 1ull << bit;
-    }
-  }
-  RegState regs;
-  for (int r = 0; r < kDwarfRegCount; ++r) {
-    int perf_reg = kPerfRegOfDwarf[r];
-    if ((present >> perf_reg) & 1u)
-      regs.set(r, by_perf[static_cast<size_t>(perf_reg)]);
-  }
+  RegState regs = registers_from_sample(sample.regs_mask, sample.regs);
   if (!regs.has(kDwarfRa) || !regs.has(kDwarfRsp)) {
     if (sample.ip != 0) out.addrs.push_back(sample.ip);
     out.end = StackEnd::kUnknown;
@@ -257,150 +231,6 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
   }
   out.end = StackEnd::kTruncated;  // frame limit
   return out;
-}
-
-std::string demangle_symbol(const std::string& raw) {
-  if (raw.size() < 2 || raw[0] != '_' || (raw[1] != 'Z' && raw[1] != 'R'))
-    return raw;
-  char* out = cplus_demangle(raw.c_str(), DMGL_NO_OPTS);
-  if (out == nullptr) return raw;
-  std::string result(out);
-  std::free(out);
-  return result;
-}
-
-std::string Symbolizer::display_name(const std::string& raw) {
-  if (!demangle_) return raw;
-  auto it = demangled_.find(raw);
-  if (it != demangled_.end()) return it->second;
-  return demangled_[raw] = demangle_symbol(raw);
-}
-
-uint32_t Symbolizer::intern(FrameInfo info) {
-  auto key = std::make_pair(info.name, info.dso);
-  auto it = ids_.find(key);
-  if (it != ids_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(frames_.size());
-  frames_.push_back(std::move(info));
-  ids_.emplace(std::move(key), id);
-  return id;
-}
-
-std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
-                                                     bool leaf) {
-  uint64_t lookup = leaf || addr == 0 ? addr : addr - 1;
-  auto key = std::make_pair(pid, lookup);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    FrameList list{static_cast<uint32_t>(frame_lists_.size()), 0};
-    SymbolLocation location;
-    FrameInfo function = this->lookup(pid, lookup, &location);
-    if (inline_frames_ && !location.key.empty()) {
-      if (const auto* resolver = inline_resolver(location.key)) {
-        // Same address as the function's frame, innermost first, as perf.
-        for (const symbols::InlineFrame& f : resolver->at(location.svma)) {
-          frame_lists_.push_back(intern(FrameInfo{
-              display_name(f.name) + " (inlined)", function.dso, true, true}));
-        }
-      }
-    }
-    frame_lists_.push_back(intern(std::move(function)));
-    list.count = static_cast<uint32_t>(frame_lists_.size()) - list.first;
-    it = cache_.emplace(key, list).first;
-  }
-  return std::span<const uint32_t>(frame_lists_)
-      .subspan(it->second.first, it->second.count);
-}
-
-const symbols::InlineResolver* Symbolizer::inline_resolver(
-    const std::string& key) {
-  auto it = inline_resolvers_.find(key);
-  if (it != inline_resolvers_.end()) return it->second ? &*it->second : nullptr;
-  it = inline_resolvers_.emplace(key, std::nullopt).first;
-  const std::string path = folder_.key_path(key);
-  // Pseudo files ([vdso], anonymous JIT code) have no ELF file on disk.
-  if (path.empty() || path[0] != '/') return nullptr;
-  auto skip = [&](const std::string& why) -> const symbols::InlineResolver* {
-    folder_.warnings().push_back("--inline: " + path + ": " + why +
-                                 "; its frames are not expanded");
-    return nullptr;
-  };
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return skip("missing");
-  // The profile does not record build ids: the file on disk is taken to be
-  // the profiled one when every symbol of <key>.symbols.map is in it, at the
-  // same address, under the same name.
-  const SymbolTable* table = folder_.symbols(key);
-  if (table == nullptr) return nullptr;
-  symbols::DebugSearch search;
-  auto on_disk = symbols::read_symbols(path, search);
-  if (!on_disk) return skip("unreadable (" + on_disk.error().what() + ")");
-  for (const symbols::Symbol& s : table->entries()) {
-    auto same = std::equal_range(
-        on_disk->begin(), on_disk->end(), s,
-        [](const symbols::Symbol& a, const symbols::Symbol& b) {
-          return a.addr < b.addr;
-        });
-    if (std::none_of(same.first, same.second, [&](const symbols::Symbol& d) {
-          return d.name == s.name;
-        }))
-      return skip(
-          "a different file than the profiled one (its symbols differ "
-          "from " +
-          key + ".symbols.map)");
-  }
-  auto resolver = symbols::InlineResolver::open(path, search);
-  if (!resolver) return skip("no DWARF (" + resolver.error().what() + ")");
-  it->second.emplace(std::move(*resolver));
-  return &*it->second;
-}
-
-FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
-                             SymbolLocation* location) {
-  if (const auto* jit = folder_.perf_map(pid)) {
-    auto it = std::upper_bound(
-        jit->begin(), jit->end(), addr,
-        [](uint64_t a, const JitSymbol& s) { return a < s.start; });
-    if (it != jit->begin()) {
-      --it;
-      if (addr < it->start + it->size)
-        return {display_name(it->name), "perf-" + std::to_string(pid) + ".map",
-                true};
-    }
-  }
-  const PidModules* modules = folder_.modules(pid);
-  if (modules == nullptr) return {"[unknown]", "", false};
-  auto symbolize = [&](const std::string& key,
-                       uint64_t bias) -> std::optional<FrameInfo> {
-    const SymbolTable* table = folder_.symbols(key);
-    if (table == nullptr) return std::nullopt;
-    const symbols::Symbol* sym = table->find(addr - bias);
-    if (sym == nullptr) return std::nullopt;
-    *location = SymbolLocation{key, addr - bias};
-    return FrameInfo{display_name(sym->name), folder_.key_path(key), true};
-  };
-  // The module whose executable mapping holds the address.
-  if (const UnwindRef* range = find_range(modules, addr)) {
-    for (const auto& s : modules->symbols) {
-      if (s.key != range->key) continue;
-      if (auto frame = symbolize(s.key, s.load_bias)) return *frame;
-      std::string path = folder_.key_path(s.key);
-      char off[32];
-      std::snprintf(off, sizeof(off), "+0x%llx",
-                    static_cast<unsigned long long>(addr - s.load_bias));
-      return {std::filesystem::path(path).filename().string() + off, path,
-              false};
-    }
-  }
-  // No range known (a module without unwind data): its symbol bounds.
-  for (const auto& s : modules->symbols) {
-    const SymbolTable* table = folder_.symbols(s.key);
-    if (table == nullptr) continue;
-    uint64_t elf = addr - s.load_bias;
-    if (elf < table->min_addr() || elf >= table->max_end()) continue;
-    if (auto frame = symbolize(s.key, s.load_bias)) return *frame;
-  }
-  return {"[unknown]", "", false};
 }
 
 }  // namespace runner::report

@@ -1,0 +1,90 @@
+// summary.json: the report's totals and, per benchmark, its counts, its top
+// functions and the names of its .folded and .svg files.
+#include <nlohmann/json.hpp>
+
+#include "report/output.hpp"
+
+namespace runner::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json top_list(const std::vector<FunctionCount>& top, uint64_t samples) {
+  Json list = Json::array();
+  for (const auto& [name, n] : top) {
+    list.push_back({{"function", name},
+                    {"samples", n},
+                    {"percent", std::stod(percent(n, samples))}});
+  }
+  return list;
+}
+
+class SummaryJsonOutput : public Output {
+ public:
+  SummaryJsonOutput(const ReportDir& dir, bool lists_files)
+      : dir_(dir), lists_files_(lists_files) {}
+
+  void add_benchmark(const BenchmarkProfile& b) override {
+    const BenchmarkSummary& s = b.summary;
+    Json js = Json::object();
+    js["name"] = b.name;
+    js["uri"] = b.uri;
+    js["samples"] = s.samples;
+    js["harness_samples"] = s.harness_samples;
+    js["lost"] = s.lost;
+    js["unwound"] = {{"full", s.unwound_full},
+                     {"truncated", s.truncated},
+                     {"unknown", s.unknown}};
+    js["top_self"] = top_list(b.top_self, s.samples);
+    js["top_total"] = top_list(b.top_total, s.samples);
+    if (lists_files_ && dir_.created) {
+      const std::string stem = benchmark_stem(b);
+      if (!b.stacks.empty()) {
+        js["folded"] = stem + ".folded";
+        js["flamegraph"] = stem + ".svg";
+      }
+      if (!b.harness_stacks.empty()) {
+        js["harness_folded"] = stem + ".harness.folded";
+        js["harness_flamegraph"] = stem + ".harness.svg";
+      }
+    }
+    benchmarks_.push_back(std::move(js));
+  }
+
+  void finish(const ReportTotals& totals,
+              std::vector<std::string>& errors) override {
+    if (!dir_.created) return;
+    Json summary = Json::object();
+    summary["folder"] = totals.folder;
+    summary["samples_read"] = totals.samples_read;
+    summary["samples_shown"] = totals.samples_shown;
+    summary["outside_windows"] = totals.outside_windows;
+    summary["filtered_pids"] = totals.filtered_pids;
+    summary["lost_samples"] = totals.lost;
+    summary["benchmarks"] = std::move(benchmarks_);
+    summary["warnings"] = totals.warnings;
+    // Names and URIs come from the profile folder and may not be valid
+    // UTF-8: invalid bytes are written as U+FFFD (the replacement
+    // character) instead of aborting the dump.
+    write_output_file(
+        dir_.path + "/summary.json",
+        summary.dump(2, ' ', false, Json::error_handler_t::replace) + "\n",
+        errors);
+  }
+
+  std::string files() const override { return "summary.json"; }
+
+ private:
+  ReportDir dir_;
+  bool lists_files_;
+  Json benchmarks_ = Json::array();
+};
+
+}  // namespace
+
+std::unique_ptr<Output> make_summary_json_output(const ReportDir& dir,
+                                                 bool lists_files) {
+  return std::make_unique<SummaryJsonOutput>(dir, lists_files);
+}
+
+}  // namespace runner::report
