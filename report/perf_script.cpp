@@ -22,8 +22,9 @@ void append_uint(std::string& out, uint64_t value, size_t width,
   if (left_align) out.append(pad, fill);
 }
 
-// `perf script`'s default layout for our samples: "%16s %6u/%-6u
-// %5lu.%09lu: event:" then "\t%16lx name (dso)" per frame. Hand-formatted
+// `perf script`'s default layout for our samples, but with the comm
+// left-aligned: "%-16s %6u/%-6u %5lu.%09lu: event:" then "\t%16lx name
+// (dso)" per frame. Hand-formatted
 // into one buffer written out in large blocks: this runs for every frame of
 // every sample.
 class PerfScriptOutput : public Output {
@@ -70,8 +71,10 @@ class PerfScriptOutput : public Output {
 
   void append_header(const SampleView& view) {
     const profiler::SampleRecord& sample = view.sample;
-    if (view.comm.size() < 16) buffer_.append(16 - view.comm.size(), ' ');
+    // Left-aligned: speedscope's and Firefox Profiler's importers take a
+    // line starting with a space for no sample header.
     buffer_ += view.comm;
+    if (view.comm.size() < 16) buffer_.append(16 - view.comm.size(), ' ');
     buffer_ += ' ';
     append_uint(buffer_, sample.pid, 6);
     buffer_ += '/';

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/fs.hpp"
@@ -223,11 +224,12 @@ void Pipeline::flush_round() {
     const profiler::SampleRecord& sample = entry.sample;
     auto comm = comm_by_tid_.find(sample.tid);
     if (comm == comm_by_tid_.end()) comm = comm_by_tid_.find(sample.pid);
-    const std::string unknown = comm == comm_by_tid_.end()
-                                    ? ":" + std::to_string(sample.tid)
-                                    : std::string();
+    // No name (or an empty one, which the importers would not read): ":tid".
+    const bool named = comm != comm_by_tid_.end() && !comm->second.empty();
+    const std::string unknown =
+        named ? std::string() : ":" + std::to_string(sample.tid);
     const SampleView view{
-        sample, comm == comm_by_tid_.end() ? unknown : comm->second,
+        sample, named ? std::string_view(comm->second) : unknown,
         sample.attr != nullptr && !sample.attr->name.empty() ? sample.attr->name
                                                              : kDefaultEvent,
         entry.stack};
