@@ -174,185 +174,226 @@ class RowProgram {
   RowProgram(std::span<const uint8_t> bytes, uint64_t svma, const Cie& cie)
       : bytes_(bytes), svma_(svma), cie_(cie) {}
 
+  // Runs the CFA instructions in [begin, end) until the row of `target` is
+  // complete; false on malformed instructions.
   bool run(size_t begin, size_t end, uint64_t target, uint64_t* loc,
            UnwindRow* row, const UnwindRow* initial) {
     Cursor c(bytes_, svma_, begin, end);
+    Pass pass{c, target, loc, row, initial};
     while (!c.at_end()) {
-      uint8_t op = c.u8();
+      const uint8_t op = c.u8();
       if (!c.ok()) return false;
-      uint8_t high = op & 0xc0, low = op & 0x3f;
-      if (high == 0x40) {  // DW_CFA_advance_loc
-        if (!advance(*loc + low * cie_.code_align, target, loc, row))
-          return true;
-        continue;
-      }
-      if (high == 0x80) {  // DW_CFA_offset
-        set(row, low,
-            RegRule{RegRule::Kind::kOffset, 0,
-                    scaled(c.uleb(), cie_.data_align)});
-        continue;
-      }
-      if (high == 0xc0) {  // DW_CFA_restore
-        restore(row, initial, low);
-        continue;
-      }
-      switch (op) {
-        case 0x00:
-          break;      // nop
-        case 0x01: {  // set_loc
-          uint64_t to = 0;
-          if (!c.pointer(cie_.fde_encoding, 0, &to)) return false;
-          if (!advance(to, target, loc, row)) return true;
-          break;
-        }
-        case 0x02:
-          if (!advance(*loc + c.u8() * cie_.code_align, target, loc, row))
-            return c.ok();
-          break;
-        case 0x03:
-          if (!advance(*loc + c.fixed<uint16_t>() * cie_.code_align, target,
-                       loc, row))
-            return c.ok();
-          break;
-        case 0x04:
-          if (!advance(*loc + c.fixed<uint32_t>() * cie_.code_align, target,
-                       loc, row))
-            return c.ok();
-          break;
-        case 0x05: {  // offset_extended
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kOffset, 0,
-                      scaled(c.uleb(), cie_.data_align)});
-          break;
-        }
-        case 0x06:
-          restore(row, initial, c.uleb());
-          break;
-        case 0x07:
-          set(row, c.uleb(), RegRule{RegRule::Kind::kUndefined});
-          break;
-        case 0x08:
-          set(row, c.uleb(), RegRule{RegRule::Kind::kSameValue});
-          break;
-        case 0x09: {  // register
-          uint64_t reg = c.uleb();
-          uint64_t from = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kRegister, static_cast<uint16_t>(from),
-                      0});
-          break;
-        }
-        case 0x0a:  // remember_state
-          if (stack_.size() > 64) return false;
-          stack_.push_back(*row);
-          break;
-        case 0x0b: {  // restore_state: the location stays
-          if (stack_.empty()) return false;
-          uint64_t start = row->start, row_end = row->end;
-          *row = stack_.back();
-          stack_.pop_back();
-          row->start = start;
-          row->end = row_end;
-          break;
-        }
-        case 0x0c:  // def_cfa
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.offset = static_cast<int64_t>(c.uleb());
-          break;
-        case 0x0d:
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          break;
-        case 0x0e:
-          row->cfa.offset = static_cast<int64_t>(c.uleb());
-          break;
-        case 0x0f: {  // def_cfa_expression
-          uint64_t len = c.uleb();
-          if (!c.ok() || len > c.end() - c.pos()) return false;
-          row->cfa.kind = CfaRule::Kind::kExpression;
-          row->cfa.expr_offset = static_cast<uint32_t>(c.pos());
-          row->cfa.expr_size = static_cast<uint32_t>(len);
-          c.seek(c.pos() + len);
-          break;
-        }
-        case 0x10:    // expression
-        case 0x16: {  // val_expression
-          uint64_t reg = c.uleb();
-          uint64_t len = c.uleb();
-          if (!c.ok() || len > c.end() - c.pos()) return false;
-          RegRule r;
-          r.kind = op == 0x10 ? RegRule::Kind::kExpression
-                              : RegRule::Kind::kValExpression;
-          r.expr_offset = static_cast<uint32_t>(c.pos());
-          r.expr_size = static_cast<uint32_t>(len);
-          set(row, reg, r);
-          c.seek(c.pos() + len);
-          break;
-        }
-        case 0x11: {  // offset_extended_sf
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{
-                  RegRule::Kind::kOffset, 0,
-                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
-          break;
-        }
-        case 0x12:  // def_cfa_sf
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.offset =
-              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
-          break;
-        case 0x13:
-          row->cfa.offset =
-              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
-          break;
-        case 0x14: {  // val_offset
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kValOffset, 0,
-                      scaled(c.uleb(), cie_.data_align)});
-          break;
-        }
-        case 0x15: {  // val_offset_sf
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{
-                  RegRule::Kind::kValOffset, 0,
-                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
-          break;
-        }
-        case 0x2e:
-          c.uleb();
-          break;      // GNU_args_size: only for unwinding EH
-        case 0x2f: {  // GNU_negative_offset_extended
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kOffset, 0,
-                      scaled(0 - c.uleb(), cie_.data_align)});
-          break;
-        }
-        default:
-          return false;
-      }
-      if (!c.ok()) return false;
+      const Step step =
+          (op & 0xc0) != 0 ? primary(pass, op) : extended(pass, op);
+      if (step == Step::kRowComplete) return c.ok();
+      if (step == Step::kMalformed || !c.ok()) return false;
     }
     return c.ok();
   }
 
  private:
-  // Moves to `to`; false when that passes the target (the row is complete).
-  static bool advance(uint64_t to, uint64_t target, uint64_t* loc,
-                      UnwindRow* row) {
-    if (to > target) {
-      row->end = std::min(row->end, to);
-      return false;
+  enum class Step { kNext, kRowComplete, kMalformed };
+  // What one run works on.
+  struct Pass {
+    Cursor& c;
+    uint64_t target;
+    uint64_t* loc;
+    UnwindRow* row;
+    const UnwindRow* initial;
+  };
+
+  // The three instructions with an operand in their low 6 bits.
+  Step primary(Pass& p, uint8_t op) {
+    const uint8_t low = op & 0x3f;
+    switch (op & 0xc0) {
+      case 0x40:  // advance_loc
+        return advance(p, *p.loc + low * cie_.code_align);
+      case 0x80:  // offset
+        set(p.row, low,
+            RegRule{RegRule::Kind::kOffset, 0,
+                    scaled(p.c.uleb(), cie_.data_align)});
+        return Step::kNext;
+      default:  // restore
+        restore(p.row, p.initial, low);
+        return Step::kNext;
     }
-    *loc = to;
-    row->start = to;
+  }
+
+  Step extended(Pass& p, uint8_t op) {
+    switch (op) {
+      case 0x00:  // nop
+        return Step::kNext;
+      case 0x01:
+      case 0x02:
+      case 0x03:
+      case 0x04:
+        return advance_op(p, op);
+      case 0x0a:
+      case 0x0b:
+        return state_op(p, op);
+      case 0x0c:
+      case 0x0d:
+      case 0x0e:
+      case 0x0f:
+      case 0x12:
+      case 0x13:
+        return cfa_op(p, op);
+      case 0x05:
+      case 0x06:
+      case 0x07:
+      case 0x08:
+      case 0x09:
+      case 0x10:
+      case 0x11:
+      case 0x14:
+      case 0x15:
+      case 0x16:
+      case 0x2f:
+        return register_op(p, op);
+      case 0x2e:  // GNU_args_size: only for unwinding EH
+        p.c.uleb();
+        return Step::kNext;
+      default:
+        return Step::kMalformed;
+    }
+  }
+
+  // set_loc, advance_loc1/2/4.
+  Step advance_op(Pass& p, uint8_t op) {
+    uint64_t to = 0;
+    switch (op) {
+      case 0x01:
+        if (!p.c.pointer(cie_.fde_encoding, 0, &to)) return Step::kMalformed;
+        return advance(p, to);
+      case 0x02:
+        return advance(p, *p.loc + p.c.u8() * cie_.code_align);
+      case 0x03:
+        return advance(p, *p.loc + p.c.fixed<uint16_t>() * cie_.code_align);
+      default:
+        return advance(p, *p.loc + p.c.fixed<uint32_t>() * cie_.code_align);
+    }
+  }
+
+  // remember_state, restore_state (the location stays).
+  Step state_op(Pass& p, uint8_t op) {
+    if (op == 0x0a) {
+      if (stack_.size() > 64) return Step::kMalformed;
+      stack_.push_back(*p.row);
+      return Step::kNext;
+    }
+    if (stack_.empty()) return Step::kMalformed;
+    const uint64_t start = p.row->start, row_end = p.row->end;
+    *p.row = stack_.back();
+    stack_.pop_back();
+    p.row->start = start;
+    p.row->end = row_end;
+    return Step::kNext;
+  }
+
+  // def_cfa, def_cfa_register, def_cfa_offset, def_cfa_expression,
+  // def_cfa_sf, def_cfa_offset_sf.
+  Step cfa_op(Pass& p, uint8_t op) {
+    CfaRule& cfa = p.row->cfa;
+    switch (op) {
+      case 0x0c:
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        return Step::kNext;
+      case 0x0d:
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        return Step::kNext;
+      case 0x0e:
+        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        return Step::kNext;
+      case 0x0f:
+        if (!expression(p.c, &cfa.expr_offset, &cfa.expr_size))
+          return Step::kMalformed;
+        cfa.kind = CfaRule::Kind::kExpression;
+        return Step::kNext;
+      case 0x12:
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.offset = signed_factored(p.c);
+        return Step::kNext;
+      default:  // 0x13
+        cfa.offset = signed_factored(p.c);
+        return Step::kNext;
+    }
+  }
+
+  // The rules of one register: offset_extended(_sf), restore_extended,
+  // undefined, same_value, register, (val_)expression, val_offset(_sf),
+  // GNU_negative_offset_extended.
+  Step register_op(Pass& p, uint8_t op) {
+    const uint64_t reg = p.c.uleb();
+    RegRule rule;
+    switch (op) {
+      case 0x05:
+        rule = {RegRule::Kind::kOffset, 0, scaled(p.c.uleb(), cie_.data_align)};
+        break;
+      case 0x06:
+        restore(p.row, p.initial, reg);
+        return Step::kNext;
+      case 0x07:
+        rule = RegRule{RegRule::Kind::kUndefined};
+        break;
+      case 0x08:
+        rule = RegRule{RegRule::Kind::kSameValue};
+        break;
+      case 0x09:
+        rule = {RegRule::Kind::kRegister, static_cast<uint16_t>(p.c.uleb()), 0};
+        break;
+      case 0x10:
+      case 0x16:
+        rule.kind = op == 0x10 ? RegRule::Kind::kExpression
+                               : RegRule::Kind::kValExpression;
+        if (!expression(p.c, &rule.expr_offset, &rule.expr_size))
+          return Step::kMalformed;
+        break;
+      case 0x11:
+        rule = {RegRule::Kind::kOffset, 0, signed_factored(p.c)};
+        break;
+      case 0x14:
+        rule = {RegRule::Kind::kValOffset, 0,
+                scaled(p.c.uleb(), cie_.data_align)};
+        break;
+      case 0x15:
+        rule = {RegRule::Kind::kValOffset, 0, signed_factored(p.c)};
+        break;
+      default:  // 0x2f
+        rule = {RegRule::Kind::kOffset, 0,
+                scaled(0 - p.c.uleb(), cie_.data_align)};
+        break;
+    }
+    set(p.row, reg, rule);
+    return Step::kNext;
+  }
+
+  int64_t signed_factored(Cursor& c) const {
+    return scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
+  }
+
+  // A ULEB length and that many bytes of DWARF expression, kept by offset.
+  static bool expression(Cursor& c, uint32_t* offset, uint32_t* size) {
+    const uint64_t len = c.uleb();
+    if (!c.ok() || len > c.end() - c.pos()) return false;
+    *offset = static_cast<uint32_t>(c.pos());
+    *size = static_cast<uint32_t>(len);
+    c.seek(c.pos() + len);
     return true;
+  }
+
+  // Moves to `to`; kRowComplete when that passes the target.
+  static Step advance(Pass& p, uint64_t to) {
+    if (to > p.target) {
+      p.row->end = std::min(p.row->end, to);
+      return Step::kRowComplete;
+    }
+    *p.loc = to;
+    p.row->start = to;
+    return Step::kNext;
   }
   int column(uint64_t reg) const {
     if (reg == cie_.ra_register) return kDwarfRa;
