@@ -72,6 +72,61 @@ bool apply_rule(const RegRule& rule, int reg, uint64_t cfa,
   return false;
 }
 
+// The CFA of a frame whose registers are `regs`, or how the walk ends.
+std::optional<StackEnd> frame_cfa(const UnwindRow& row,
+                                  std::span<const uint8_t> cfi_bytes,
+                                  const RegState& regs, const StackMemory& mem,
+                                  uint64_t* cfa) {
+  if (row.cfa.kind == CfaRule::Kind::kRegOffset) {
+    if (row.cfa.reg >= kDwarfRegCount || !regs.has(row.cfa.reg))
+      return StackEnd::kUnknown;
+    *cfa = regs.value[row.cfa.reg] + static_cast<uint64_t>(row.cfa.offset);
+    return std::nullopt;
+  }
+  if (row.cfa.kind != CfaRule::Kind::kExpression) return StackEnd::kUnknown;
+  EvalStatus st = EvalStatus::kUnsupported;
+  if (static_cast<size_t>(row.cfa.expr_offset) + row.cfa.expr_size <=
+      cfi_bytes.size())
+    st = evaluate_expression(
+        cfi_bytes.subspan(row.cfa.expr_offset, row.cfa.expr_size), regs, mem,
+        std::nullopt, cfa);
+  if (st == EvalStatus::kOk) return std::nullopt;
+  return st == EvalStatus::kMemoryOutside ? StackEnd::kTruncated
+                                          : StackEnd::kUnknown;
+}
+
+// One step up the stack: the caller's registers from the callee's `regs`
+// and its `row`, or how the walk ends. `past_leaf`: the callee is not the
+// sampled frame.
+std::optional<StackEnd> caller_registers(const UnwindRow& row,
+                                         std::span<const uint8_t> cfi_bytes,
+                                         const RegState& regs,
+                                         const StackMemory& mem, bool past_leaf,
+                                         RegState* caller) {
+  uint64_t cfa = 0;
+  if (auto end = frame_cfa(row, cfi_bytes, regs, mem, &cfa)) return end;
+  const RegRule& ra_rule = row.regs[kDwarfRa];
+  if (ra_rule.kind == RegRule::Kind::kUndefined)
+    return StackEnd::kComplete;  // the outermost frame (_start, clone)
+  if (ra_rule.kind == RegRule::Kind::kSameValue)
+    return StackEnd::kUnknown;  // would loop on the same address
+  bool outside = false;
+  for (int r = 0; r < kDwarfRegCount; ++r) {
+    if (r == kDwarfRsp) continue;
+    if (!apply_rule(row.regs[static_cast<size_t>(r)], r, cfa, regs, mem,
+                    cfi_bytes, *caller, &outside) &&
+        r == kDwarfRa)
+      return outside ? StackEnd::kTruncated : StackEnd::kUnknown;
+  }
+  caller->set(kDwarfRsp, cfa);
+  if (!caller->has(kDwarfRa) || caller->value[kDwarfRa] == 0)
+    return StackEnd::kComplete;
+  // The stack grows down: a caller's CFA is above the callee's SP. Anything
+  // else is a corrupt frame, not progress.
+  if (cfa <= regs.value[kDwarfRsp] && past_leaf) return StackEnd::kUnknown;
+  return std::nullopt;
+}
+
 }  // namespace
 
 const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
@@ -123,6 +178,25 @@ UnwindModule* Unwinder::module_for(const UnwindRef* range) {
   return it->second;
 }
 
+const UnwindRow* Unwinder::row_at(Walk& walk, uint64_t lookup) {
+  // Consecutive frames are mostly in the same module (and recursion
+  // repeats the same return address): check the last ones first.
+  if (walk.range == nullptr || lookup < walk.range->start ||
+      lookup >= walk.range->end) {
+    walk.range = find_range(walk.modules, lookup);
+    walk.module = module_for(walk.range);
+  }
+  if (walk.module == nullptr) return nullptr;
+  const uint64_t svma = lookup - walk.range->base_avma + walk.module->base_svma;
+  if (walk.row == nullptr || walk.row_module != walk.module ||
+      svma != walk.row_svma) {
+    walk.row = row_for(walk.module, svma);
+    walk.row_module = walk.module;
+    walk.row_svma = svma;
+  }
+  return walk.row;
+}
+
 UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
                                     std::span<const uint8_t> stack) {
   UnwoundStack out;
@@ -133,93 +207,24 @@ UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
     return out;
   }
   const StackMemory mem{regs.value[kDwarfRsp], stack};
-  const PidModules* modules = folder_.modules(static_cast<int32_t>(sample.pid));
+  Walk walk;
+  walk.modules = folder_.modules(static_cast<int32_t>(sample.pid));
   uint64_t ip = regs.value[kDwarfRa];
   out.addrs.push_back(ip);
-  const UnwindRef* range = nullptr;
-  UnwindModule* module = nullptr;
-  const UnwindRow* row = nullptr;
-  const UnwindModule* row_module = nullptr;
-  uint64_t row_svma = 0;
   // The caller of a signal frame (CIE augmentation 'S') was interrupted at
   // `ip`, not called: its ip is an exact pc, looked up as is like the leaf's
   // (ip - 1 may be another function, or bytes no FDE covers).
   bool exact_pc = true;
   while (out.addrs.size() < kMaxFrames) {
-    uint64_t lookup = exact_pc ? ip : ip - 1;
-    // Consecutive frames are mostly in the same module (and recursion
-    // repeats the same return address): check the last ones first.
-    if (range == nullptr || lookup < range->start || lookup >= range->end) {
-      range = find_range(modules, lookup);
-      module = module_for(range);
-    }
-    if (module == nullptr) {
-      out.end = StackEnd::kUnknown;
-      return out;
-    }
-    uint64_t svma = lookup - range->base_avma + module->base_svma;
-    if (row == nullptr || row_module != module || svma != row_svma) {
-      row = row_for(module, svma);
-      row_module = module;
-      row_svma = svma;
-    }
+    const UnwindRow* row = row_at(walk, exact_pc ? ip : ip - 1);
     if (row == nullptr) {
       out.end = StackEnd::kUnknown;
       return out;
     }
-    std::span<const uint8_t> cfi_bytes = module->eh_frame->bytes();
-    uint64_t cfa = 0;
-    bool outside = false;
-    if (row->cfa.kind == CfaRule::Kind::kRegOffset) {
-      if (row->cfa.reg >= kDwarfRegCount || !regs.has(row->cfa.reg)) {
-        out.end = StackEnd::kUnknown;
-        return out;
-      }
-      cfa = regs.value[row->cfa.reg] + static_cast<uint64_t>(row->cfa.offset);
-    } else if (row->cfa.kind == CfaRule::Kind::kExpression) {
-      EvalStatus st = EvalStatus::kUnsupported;
-      if (static_cast<size_t>(row->cfa.expr_offset) + row->cfa.expr_size <=
-          cfi_bytes.size())
-        st = evaluate_expression(
-            cfi_bytes.subspan(row->cfa.expr_offset, row->cfa.expr_size), regs,
-            mem, std::nullopt, &cfa);
-      if (st != EvalStatus::kOk) {
-        out.end = st == EvalStatus::kMemoryOutside ? StackEnd::kTruncated
-                                                   : StackEnd::kUnknown;
-        return out;
-      }
-    } else {
-      out.end = StackEnd::kUnknown;
-      return out;
-    }
-    const RegRule& ra_rule = row->regs[kDwarfRa];
-    if (ra_rule.kind == RegRule::Kind::kUndefined) {
-      out.end = StackEnd::kComplete;  // the outermost frame (_start, clone)
-      return out;
-    }
-    if (ra_rule.kind == RegRule::Kind::kSameValue) {
-      out.end = StackEnd::kUnknown;  // would loop on the same address
-      return out;
-    }
     RegState caller;
-    for (int r = 0; r < kDwarfRegCount; ++r) {
-      if (r == kDwarfRsp) continue;
-      if (!apply_rule(row->regs[static_cast<size_t>(r)], r, cfa, regs, mem,
-                      cfi_bytes, caller, &outside) &&
-          r == kDwarfRa) {
-        out.end = outside ? StackEnd::kTruncated : StackEnd::kUnknown;
-        return out;
-      }
-    }
-    caller.set(kDwarfRsp, cfa);
-    if (!caller.has(kDwarfRa) || caller.value[kDwarfRa] == 0) {
-      out.end = StackEnd::kComplete;
-      return out;
-    }
-    // The stack grows down: a caller's CFA is above the callee's SP. Anything
-    // else is a corrupt frame, not progress.
-    if (cfa <= regs.value[kDwarfRsp] && out.addrs.size() > 1) {
-      out.end = StackEnd::kUnknown;
+    if (auto end = caller_registers(*row, walk.module->eh_frame->bytes(), regs,
+                                    mem, out.addrs.size() > 1, &caller)) {
+      out.end = *end;
       return out;
     }
     regs = caller;

@@ -54,6 +54,19 @@ class Unwinder {
  private:
   UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample,
                             std::span<const uint8_t> stack);
+  // Where a DWARF walk is: the module and row of the last frame, kept
+  // because consecutive frames mostly share them.
+  struct Walk {
+    const PidModules* modules = nullptr;
+    const UnwindRef* range = nullptr;
+    UnwindModule* module = nullptr;
+    const UnwindRow* row = nullptr;
+    const UnwindModule* row_module = nullptr;
+    uint64_t row_svma = 0;
+  };
+  // The CFI row of `lookup` (an address of the walk's process), or nullptr
+  // when no module or FDE covers it.
+  const UnwindRow* row_at(Walk& walk, uint64_t lookup);
   // The loaded module of a range (ProfileFolder::unwind looks up by key
   // string; ranges are stable, so their modules are cached by address).
   UnwindModule* module_for(const UnwindRef* range);
