@@ -332,14 +332,10 @@ const symbols::Symbol* SymbolTable::find(uint64_t addr) const {
   return nullptr;
 }
 
-base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec))
-    return base::Error("not a profile folder: " + folder, ENOENT);
-  ProfileFolder pf;
-  pf.path_ = folder;
-
+// perf.metadata, parsed without its debug info ({} when missing or
+// invalid, with a warning).
+nlohmann::json ProfileFolder::read_metadata(const std::string& folder,
+                                            ProfileFolder& pf) {
   nlohmann::json meta;
   auto text = base::read_file(folder + "/perf.metadata");
   if (text) {
@@ -375,6 +371,13 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
     meta = nlohmann::json::object();
   }
 
+  return meta;
+}
+
+// The modules of each pid, the key -> path table and the pid filter of
+// perf.metadata.
+void ProfileFolder::read_modules(const nlohmann::json& meta,
+                                 ProfileFolder& pf) {
   MetadataChecker check("perf.metadata");
   pf.pids_ = read_pid_modules(meta, check);
   if (const auto* key_paths = check.member(meta, "path_key_to_path",
@@ -401,11 +404,17 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
     }
   }
   check.flush(pf.warnings_);
+}
 
+// The timestamps document and the file it comes from (`source`).
+nlohmann::json ProfileFolder::read_timestamps(const std::string& folder,
+                                              const nlohmann::json& meta,
+                                              ProfileFolder& pf,
+                                              std::string* source) {
   // Benchmark windows: ExecutionTimestamps.msgpack, else the copies in the
   // metadata.
   nlohmann::json timestamps;
-  MetadataChecker check_timestamps("ExecutionTimestamps.msgpack");
+  *source = "ExecutionTimestamps.msgpack";
   if (auto bytes = base::read_file(folder + "/ExecutionTimestamps.msgpack")) {
     timestamps = nlohmann::json::from_msgpack(*bytes, true, false);
     if (timestamps.is_discarded()) {
@@ -416,11 +425,18 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
     }
   }
   if (!timestamps.is_object()) {
-    check_timestamps = MetadataChecker("perf.metadata");
+    *source = "perf.metadata";
     timestamps = nlohmann::json::object();
     timestamps["uri_by_ts"] = meta.value("uri_by_ts", nlohmann::json::array());
     timestamps["markers"] = meta.value("markers", nlohmann::json::array());
   }
+  return timestamps;
+}
+
+// The benchmark windows of the timestamps' markers, named by their URIs.
+void ProfileFolder::read_windows(const nlohmann::json& timestamps,
+                                 const std::string& source, ProfileFolder& pf) {
+  MetadataChecker check_timestamps(source);
   std::vector<std::pair<uint64_t, std::string>> uris;
   if (const auto* list = check_timestamps.member(
           timestamps, "uri_by_ts", nlohmann::json::value_t::array)) {
@@ -478,6 +494,21 @@ base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
       w.name = w.uri;
     }
   }
+}
+
+base::Result<ProfileFolder> ProfileFolder::open(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    return base::Error("not a profile folder: " + folder, ENOENT);
+  ProfileFolder pf;
+  pf.path_ = folder;
+
+  const nlohmann::json meta = read_metadata(folder, pf);
+  read_modules(meta, pf);
+  std::string source;
+  const nlohmann::json timestamps = read_timestamps(folder, meta, pf, &source);
+  read_windows(timestamps, source, pf);
   return pf;
 }
 

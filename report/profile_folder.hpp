@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/result.hpp"
 #include "report/cfi.hpp"
 #include "symbols/symbols.hpp"
@@ -85,6 +87,15 @@ class ProfileFolder {
 
  private:
   ProfileFolder() = default;
+  // The steps of open(), in order.
+  static nlohmann::json read_metadata(const std::string& folder,
+                                      ProfileFolder& pf);
+  static void read_modules(const nlohmann::json& meta, ProfileFolder& pf);
+  static nlohmann::json read_timestamps(const std::string& folder,
+                                        const nlohmann::json& meta,
+                                        ProfileFolder& pf, std::string* source);
+  static void read_windows(const nlohmann::json& timestamps,
+                           const std::string& source, ProfileFolder& pf);
   void warn_once(const std::string& key, const std::string& text);
 
   std::string path_;
