@@ -26,17 +26,17 @@ class SummaryJsonOutput : public Output {
 
   void add_benchmark(const BenchmarkProfile& b) override {
     const BenchmarkSummary& s = b.summary;
-    Json js = Json::object();
-    js["name"] = b.name;
-    js["uri"] = b.uri;
-    js["samples"] = s.samples;
-    js["harness_samples"] = s.harness_samples;
-    js["lost"] = s.lost;
-    js["unwound"] = {{"full", s.unwound_full},
-                     {"truncated", s.truncated},
-                     {"unknown", s.unknown}};
-    js["top_self"] = top_list(b.top_self, s.samples);
-    js["top_total"] = top_list(b.top_total, s.samples);
+    Json js = {{"name", b.name},
+               {"uri", b.uri},
+               {"samples", s.samples},
+               {"harness_samples", s.harness_samples},
+               {"lost", s.lost},
+               {"unwound",
+                {{"full", s.unwound_full},
+                 {"truncated", s.truncated},
+                 {"unknown", s.unknown}}},
+               {"top_self", top_list(b.top_self, s.samples)},
+               {"top_total", top_list(b.top_total, s.samples)}};
     if (lists_files_ && dir_.created) {
       const std::string stem = benchmark_stem(b);
       if (!b.stacks.empty()) {
@@ -54,15 +54,14 @@ class SummaryJsonOutput : public Output {
   void finish(const ReportTotals& totals,
               std::vector<std::string>& errors) override {
     if (!dir_.created) return;
-    Json summary = Json::object();
-    summary["folder"] = totals.folder;
-    summary["samples_read"] = totals.samples_read;
-    summary["samples_shown"] = totals.samples_shown;
-    summary["outside_windows"] = totals.outside_windows;
-    summary["filtered_pids"] = totals.filtered_pids;
-    summary["lost_samples"] = totals.lost;
-    summary["benchmarks"] = std::move(benchmarks_);
-    summary["warnings"] = totals.warnings;
+    const Json summary = {{"folder", totals.folder},
+                          {"samples_read", totals.samples_read},
+                          {"samples_shown", totals.samples_shown},
+                          {"outside_windows", totals.outside_windows},
+                          {"filtered_pids", totals.filtered_pids},
+                          {"lost_samples", totals.lost},
+                          {"benchmarks", std::move(benchmarks_)},
+                          {"warnings", totals.warnings}};
     // Names and URIs come from the profile folder and may not be valid
     // UTF-8: invalid bytes are written as U+FFFD (the replacement
     // character) instead of aborting the dump.

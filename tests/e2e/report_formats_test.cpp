@@ -25,10 +25,7 @@
 #include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
-using runner::testing::binary;
-using runner::testing::ProcessResult;
-using runner::testing::run_process;
-using runner::testing::TempDir;
+namespace rt = runner::testing;
 
 namespace {
 
@@ -49,24 +46,24 @@ std::vector<fs::path> golden_folders() {
 
 // `runner report ARGS profile` on a copy of `folder` named `profile` in
 // `work`.
-ProcessResult report(const fs::path& folder, const std::string& work,
-                     const std::vector<std::string>& args) {
+rt::ProcessResult report(const fs::path& folder, const std::string& work,
+                         const std::vector<std::string>& args) {
   const fs::path copy = fs::path(work) / "profile";
   fs::remove_all(copy);
   fs::copy(folder, copy, fs::copy_options::recursive);
-  std::vector<std::string> argv = {binary("RUNNER_BIN"), "report"};
+  std::vector<std::string> argv = {rt::binary("RUNNER_BIN"), "report"};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(copy.string());
-  return run_process(argv);
+  return rt::run_process(argv);
 }
 
 // validate.py SCHEMA FILES...: 0 valid, 1 invalid, 3 no python3-jsonschema.
-ProcessResult validate(const std::vector<std::string>& files) {
+rt::ProcessResult validate(const std::vector<std::string>& files) {
   const fs::path dir = fs::path(env_path("GOLDEN_DIR")) / "speedscope";
   std::vector<std::string> argv = {"python3", (dir / "validate.py").string(),
                                    (dir / "file-format-schema.json").string()};
   argv.insert(argv.end(), files.begin(), files.end());
-  return run_process(argv);
+  return rt::run_process(argv);
 }
 
 void write_json(const std::string& path, const nlohmann::json& doc) {
@@ -155,7 +152,7 @@ std::optional<Imported> firefox_rules(const std::vector<std::string>& ev) {
 // tid and frame count that parse_perf_script reads.
 void check_importable(const std::string& text, const std::string& what) {
   const auto events = events_of(text);
-  const auto ours = runner::testing::parse_perf_script(text);
+  const auto ours = rt::parse_perf_script(text);
   REQUIRE_MESSAGE(events.size() == ours.size(), what);
   REQUIRE_MESSAGE(!events.empty(), what);
   CHECK_MESSAGE(firefox_recognises(events[0][0]), what << ": " << events[0][0]);
@@ -181,14 +178,14 @@ void check_importable(const std::string& text, const std::string& what) {
 TEST_CASE(
     "speedscope output of every golden folder validates against "
     "speedscope's published schema") {
-  TempDir work;
+  rt::TempDir work;
   std::vector<std::string> files;
   for (const fs::path& folder : golden_folders()) {
     CAPTURE(folder.filename().string());
-    const ProcessResult summary = report(folder, work.path(), {});
-    const auto names = runner::testing::read_json_file(
+    const rt::ProcessResult summary = report(folder, work.path(), {});
+    const auto names = rt::read_json_file(
         work.file("profile/report/summary.json"))["benchmarks"];
-    const ProcessResult r =
+    const rt::ProcessResult r =
         report(folder, work.path(), {"--format", "speedscope"});
     CHECK(r.exit_code == summary.exit_code);
     const std::string doc_path =
@@ -197,7 +194,7 @@ TEST_CASE(
                   doc_path);
     files.push_back(doc_path);
     // One profile per benchmark, weighted by its samples.
-    const auto doc = runner::testing::read_json_file(doc_path);
+    const auto doc = rt::read_json_file(doc_path);
     CHECK(doc["$schema"] ==
           "https://www.speedscope.app/file-format-schema.json");
     REQUIRE(doc["profiles"].size() == names.size());
@@ -210,22 +207,22 @@ TEST_CASE(
     }
   }
   REQUIRE(files.size() >= 5);
-  const ProcessResult v = validate(files);
+  const rt::ProcessResult v = validate(files);
   if (v.exit_code == 3) RUNNER_SKIP_CASE(v.err);
   CHECK_MESSAGE(v.exit_code == 0, v.err);
 }
 
 TEST_CASE("the speedscope validation rejects broken documents") {
-  TempDir work;
+  rt::TempDir work;
   const fs::path example =
       fs::path(env_path("GOLDEN_DIR")) / "folders" / "example";
   REQUIRE(report(example, work.path(), {"--format", "speedscope"}).exit_code ==
           0);
-  const auto good = runner::testing::read_json_file(
-      work.file("profile/report/profile.speedscope.json"));
+  const auto good =
+      rt::read_json_file(work.file("profile/report/profile.speedscope.json"));
   REQUIRE(good["profiles"].size() > 0);
   REQUIRE(good["profiles"][0]["samples"].size() > 0);
-  const ProcessResult ok =
+  const rt::ProcessResult ok =
       validate({work.file("profile/report/"
                           "profile.speedscope.json")});
   if (ok.exit_code == 3) RUNNER_SKIP_CASE(ok.err);
@@ -260,7 +257,7 @@ TEST_CASE("the speedscope validation rejects broken documents") {
     b.apply(doc);
     const std::string path = work.file("broken.speedscope.json");
     write_json(path, doc);
-    const ProcessResult v = validate({path});
+    const rt::ProcessResult v = validate({path});
     CHECK_MESSAGE(v.exit_code == 1, v.err);
     CHECK(!v.err.empty());
   }
@@ -269,10 +266,10 @@ TEST_CASE("the speedscope validation rejects broken documents") {
 TEST_CASE(
     "perf-script output of every golden folder loads in speedscope's "
     "and Firefox Profiler's importers") {
-  TempDir work;
+  rt::TempDir work;
   size_t checked = 0;
   for (const fs::path& folder : golden_folders()) {
-    const ProcessResult r =
+    const rt::ProcessResult r =
         report(folder, work.path(), {"--format", "perf-script"});
     if (r.out.empty()) continue;  // a folder without samples
     check_importable(r.out, folder.filename().string());
