@@ -1,14 +1,19 @@
 // report: offline analysis of a profile folder, from the folder alone (as a
-// backend would, without the original binaries).
+// backend would, without the original binaries). A pipeline (report.cpp):
 //
-//   perf.pipedata ──PipeDataReader──> samples ──Unwinder (.unwind_data CFI,
-//   per-pid ranges of perf.metadata)──> addresses ──Symbolizer
-//   (.symbols.map + load biases, perf-<pid>.map)──> names ──attribution
-//   (ExecutionTimestamps windows, rounds)──> per-benchmark stack counts
-//   ──> <folder>/report/{<name>.folded,<name>.svg,summary.json} + terminal.
+//   read: perf.pipedata ──PipeDataReader──> samples
+//   unwind: Unwinder (.unwind_data CFI: cfi, dwarf_expr, arch_x86_64;
+//     per-pid ranges of perf.metadata) ──> return addresses
+//   symbolize: Symbolizer (.symbols.map + load biases, perf-<pid>.map)
+//     ──> frame names
+//   attribute: Attribution (ExecutionTimestamps windows, rounds, tracked
+//     pids) ──> per-benchmark stack counts
+//   outputs (output.hpp, one interface): summary.json, <name>.folded,
+//     <name>.svg | perf-script to stdout | profile.speedscope.json, in
+//     <folder>/report/; then the terminal summary.
 //
 // ProfileFolder owns every artifact it loads (lazily, once per key);
-// run_report owns the aggregation, which grows with distinct stacks, not
+// Attribution owns the aggregation, which grows with distinct stacks, not
 // with samples.
 #pragma once
 
