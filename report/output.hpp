@@ -92,9 +92,8 @@ std::unique_ptr<Output> make_folded_output(const ReportDir& dir);
 // <stem>.svg (and <stem>.harness.svg): render_flamegraph of the stacks.
 std::unique_ptr<Output> make_flamegraph_output(const ReportDir& dir);
 // summary.json: totals, and per benchmark its counts, top functions and
-// the names of its .folded/.svg files.
-std::unique_ptr<Output> make_summary_json_output(const ReportDir& dir,
-                                                 bool lists_files);
+// the names of the .folded/.svg files the two outputs above write for it.
+std::unique_ptr<Output> make_summary_json_output(const ReportDir& dir);
 // `perf script`'s text, to `out`, for every sample read.
 std::unique_ptr<Output> make_perf_script_output(std::ostream& out,
                                                 Symbolizer& symbolizer);

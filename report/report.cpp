@@ -47,7 +47,7 @@ std::vector<std::unique_ptr<Output>> make_outputs(const ReportOptions& options,
   std::vector<std::unique_ptr<Output>> outputs;
   switch (options.format) {
     case ReportOptions::Format::kDefault:
-      outputs.push_back(make_summary_json_output(dir, /*lists_files=*/true));
+      outputs.push_back(make_summary_json_output(dir));
       outputs.push_back(make_folded_output(dir));
       outputs.push_back(make_flamegraph_output(dir));
       break;

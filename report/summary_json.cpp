@@ -21,8 +21,7 @@ Json top_list(const std::vector<FunctionCount>& top, uint64_t samples) {
 
 class SummaryJsonOutput : public Output {
  public:
-  SummaryJsonOutput(const ReportDir& dir, bool lists_files)
-      : dir_(dir), lists_files_(lists_files) {}
+  explicit SummaryJsonOutput(const ReportDir& dir) : dir_(dir) {}
 
   void add_benchmark(const BenchmarkProfile& b) override {
     const BenchmarkSummary& s = b.summary;
@@ -37,7 +36,7 @@ class SummaryJsonOutput : public Output {
                  {"unknown", s.unknown}}},
                {"top_self", top_list(b.top_self, s.samples)},
                {"top_total", top_list(b.top_total, s.samples)}};
-    if (lists_files_ && dir_.created) {
+    if (dir_.created) {
       const std::string stem = benchmark_stem(b);
       if (!b.stacks.empty()) {
         js["folded"] = stem + ".folded";
@@ -75,15 +74,13 @@ class SummaryJsonOutput : public Output {
 
  private:
   ReportDir dir_;
-  bool lists_files_;
   Json benchmarks_ = Json::array();
 };
 
 }  // namespace
 
-std::unique_ptr<Output> make_summary_json_output(const ReportDir& dir,
-                                                 bool lists_files) {
-  return std::make_unique<SummaryJsonOutput>(dir, lists_files);
+std::unique_ptr<Output> make_summary_json_output(const ReportDir& dir) {
+  return std::make_unique<SummaryJsonOutput>(dir);
 }
 
 }  // namespace runner::report
