@@ -6,7 +6,7 @@
 PACKAGES := g++ clang meson ninja-build pkg-config cmake \
             libdw-dev libelf-dev libboost-dev nlohmann-json3-dev \
             libmsgpack-cxx-dev doctest-dev libiberty-dev \
-            libcli11-dev libyaml-cpp-dev chromium \
+            libcli11-dev libyaml-cpp-dev chromium python3-jsonschema \
             linux-perf elfutils binutils clang-format util-linux procps
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)

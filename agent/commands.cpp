@@ -128,9 +128,12 @@ int report_command(const std::vector<std::string>& args) {
   if (auto fmt = parsed.get("format")) {
     if (*fmt == "perf-script") {
       options.format = report::ReportOptions::Format::kPerfScript;
+    } else if (*fmt == "speedscope") {
+      options.format = report::ReportOptions::Format::kSpeedscope;
     } else if (*fmt != "summary") {
       std::fprintf(stderr,
-                   "runner report: --format must be summary or perf-script\n");
+                   "runner report: --format must be summary, perf-script or "
+                   "speedscope\n");
       return 2;
     }
   }

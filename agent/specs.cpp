@@ -129,7 +129,8 @@ const CommandSpec& report_spec() {
          "Expand inlined frames when the original ELF files with DWARF are "
          "present"},
         {"format", 0, true, "FMT",
-         "summary (default) or perf-script (print samples like perf script)"},
+         "summary (default), perf-script (print samples like perf script) "
+         "or speedscope (report/profile.speedscope.json)"},
         {"top", 0, true, "N", "Functions per benchmark in the summary (10)"},
         {"help", 'h', false, "", "Print this help"},
     };

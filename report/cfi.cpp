@@ -5,143 +5,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "report/cfi_cursor.hpp"
+
 namespace runner::report {
 namespace {
 
-// Pointer encodings (LSB "DWARF Extensions", DW_EH_PE_*).
-constexpr uint8_t kPeOmit = 0xff;
-constexpr uint8_t kPeAbsptr = 0x00, kPeUleb128 = 0x01, kPeUdata2 = 0x02,
-                  kPeUdata4 = 0x03, kPeUdata8 = 0x04, kPeSleb128 = 0x09,
-                  kPeSdata2 = 0x0a, kPeSdata4 = 0x0b, kPeSdata8 = 0x0c;
-constexpr uint8_t kPePcrel = 0x10, kPeDatarel = 0x30;
-constexpr uint8_t kPeIndirect = 0x80;
-
-// Cursor over a byte range with section-relative addressing: `svma` is the
-// address of byte 0, for pcrel pointers. Reads past the end fail the cursor.
-class Cursor {
- public:
-  Cursor(std::span<const uint8_t> bytes, uint64_t svma, size_t pos = 0,
-         size_t end = SIZE_MAX)
-      : bytes_(bytes),
-        svma_(svma),
-        pos_(pos),
-        end_(std::min(end, bytes.size())) {
-    if (pos_ > end_) ok_ = false;
-  }
-
-  bool ok() const { return ok_; }
-  size_t pos() const { return pos_; }
-  size_t end() const { return end_; }
-  bool at_end() const { return pos_ >= end_; }
-  void seek(size_t pos) {
-    if (pos > end_)
-      ok_ = false;
-    else
-      pos_ = pos;
-  }
-
-  template <typename T>
-  T fixed() {
-    T v{};
-    if (!ok_ || end_ - pos_ < sizeof(T)) {
-      ok_ = false;
-      return v;
-    }
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  uint8_t u8() { return fixed<uint8_t>(); }
-  uint64_t uleb() {
-    uint64_t result = 0;
-    unsigned shift = 0;
-    while (true) {
-      uint8_t b = u8();
-      if (!ok_) return 0;
-      if (shift < 64) result |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-      if ((b & 0x80) == 0) break;
-    }
-    return result;
-  }
-  int64_t sleb() {
-    uint64_t result = 0;
-    unsigned shift = 0;
-    uint8_t b = 0;
-    do {
-      b = u8();
-      if (!ok_) return 0;
-      if (shift < 64) result |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) result |= ~uint64_t{0} << shift;
-    return static_cast<int64_t>(result);
-  }
-  // An encoded pointer; `datarel_base` is what DW_EH_PE_datarel is relative
-  // to (the .eh_frame_hdr start for the hdr; unused in .eh_frame on x86_64).
-  bool pointer(uint8_t enc, uint64_t datarel_base, uint64_t* out) {
-    if (enc == kPeOmit) return false;
-    const uint64_t field_svma = svma_ + pos_;
-    uint64_t v = 0;
-    switch (enc & 0x0f) {
-      case kPeAbsptr:
-        v = fixed<uint64_t>();
-        break;
-      case kPeUleb128:
-        v = uleb();
-        break;
-      case kPeUdata2:
-        v = fixed<uint16_t>();
-        break;
-      case kPeUdata4:
-        v = fixed<uint32_t>();
-        break;
-      case kPeUdata8:
-        v = fixed<uint64_t>();
-        break;
-      case kPeSleb128:
-        v = static_cast<uint64_t>(sleb());
-        break;
-      case kPeSdata2:
-        v = static_cast<uint64_t>(int64_t{fixed<int16_t>()});
-        break;
-      case kPeSdata4:
-        v = static_cast<uint64_t>(int64_t{fixed<int32_t>()});
-        break;
-      case kPeSdata8:
-        v = fixed<uint64_t>();
-        break;
-      default:
-        ok_ = false;
-        return false;
-    }
-    switch (enc & 0x70) {
-      case 0:
-        break;
-      case kPePcrel:
-        v += field_svma;
-        break;
-      case kPeDatarel:
-        v += datarel_base;
-        break;
-      default:
-        ok_ = false;
-        return false;  // textrel/funcrel/aligned: unused
-    }
-    // Indirect pointers would need the module's memory; only personality
-    // routines use them and those are skipped through the 'z' length.
-    if (enc & kPeIndirect) return false;
-    *out = v;
-    return ok_;
-  }
-
- private:
-  std::span<const uint8_t> bytes_;
-  uint64_t svma_;
-  size_t pos_;
-  size_t end_;
-  bool ok_ = true;
-};
+using namespace cfi_detail;  // Cursor and the DW_EH_PE_* constants
 
 // factor * data_align in wrapping (two's complement) arithmetic: a hostile
 // CIE must not make it undefined behaviour, and offsets only ever feed
@@ -305,185 +174,226 @@ class RowProgram {
   RowProgram(std::span<const uint8_t> bytes, uint64_t svma, const Cie& cie)
       : bytes_(bytes), svma_(svma), cie_(cie) {}
 
+  // Runs the CFA instructions in [begin, end) until the row of `target` is
+  // complete; false on malformed instructions.
   bool run(size_t begin, size_t end, uint64_t target, uint64_t* loc,
            UnwindRow* row, const UnwindRow* initial) {
     Cursor c(bytes_, svma_, begin, end);
+    Pass pass{c, target, loc, row, initial};
     while (!c.at_end()) {
-      uint8_t op = c.u8();
+      const uint8_t op = c.u8();
       if (!c.ok()) return false;
-      uint8_t high = op & 0xc0, low = op & 0x3f;
-      if (high == 0x40) {  // DW_CFA_advance_loc
-        if (!advance(*loc + low * cie_.code_align, target, loc, row))
-          return true;
-        continue;
-      }
-      if (high == 0x80) {  // DW_CFA_offset
-        set(row, low,
-            RegRule{RegRule::Kind::kOffset, 0,
-                    scaled(c.uleb(), cie_.data_align)});
-        continue;
-      }
-      if (high == 0xc0) {  // DW_CFA_restore
-        restore(row, initial, low);
-        continue;
-      }
-      switch (op) {
-        case 0x00:
-          break;      // nop
-        case 0x01: {  // set_loc
-          uint64_t to = 0;
-          if (!c.pointer(cie_.fde_encoding, 0, &to)) return false;
-          if (!advance(to, target, loc, row)) return true;
-          break;
-        }
-        case 0x02:
-          if (!advance(*loc + c.u8() * cie_.code_align, target, loc, row))
-            return c.ok();
-          break;
-        case 0x03:
-          if (!advance(*loc + c.fixed<uint16_t>() * cie_.code_align, target,
-                       loc, row))
-            return c.ok();
-          break;
-        case 0x04:
-          if (!advance(*loc + c.fixed<uint32_t>() * cie_.code_align, target,
-                       loc, row))
-            return c.ok();
-          break;
-        case 0x05: {  // offset_extended
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kOffset, 0,
-                      scaled(c.uleb(), cie_.data_align)});
-          break;
-        }
-        case 0x06:
-          restore(row, initial, c.uleb());
-          break;
-        case 0x07:
-          set(row, c.uleb(), RegRule{RegRule::Kind::kUndefined});
-          break;
-        case 0x08:
-          set(row, c.uleb(), RegRule{RegRule::Kind::kSameValue});
-          break;
-        case 0x09: {  // register
-          uint64_t reg = c.uleb();
-          uint64_t from = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kRegister, static_cast<uint16_t>(from),
-                      0});
-          break;
-        }
-        case 0x0a:  // remember_state
-          if (stack_.size() > 64) return false;
-          stack_.push_back(*row);
-          break;
-        case 0x0b: {  // restore_state: the location stays
-          if (stack_.empty()) return false;
-          uint64_t start = row->start, row_end = row->end;
-          *row = stack_.back();
-          stack_.pop_back();
-          row->start = start;
-          row->end = row_end;
-          break;
-        }
-        case 0x0c:  // def_cfa
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.offset = static_cast<int64_t>(c.uleb());
-          break;
-        case 0x0d:
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          break;
-        case 0x0e:
-          row->cfa.offset = static_cast<int64_t>(c.uleb());
-          break;
-        case 0x0f: {  // def_cfa_expression
-          uint64_t len = c.uleb();
-          if (!c.ok() || len > c.end() - c.pos()) return false;
-          row->cfa.kind = CfaRule::Kind::kExpression;
-          row->cfa.expr_offset = static_cast<uint32_t>(c.pos());
-          row->cfa.expr_size = static_cast<uint32_t>(len);
-          c.seek(c.pos() + len);
-          break;
-        }
-        case 0x10:    // expression
-        case 0x16: {  // val_expression
-          uint64_t reg = c.uleb();
-          uint64_t len = c.uleb();
-          if (!c.ok() || len > c.end() - c.pos()) return false;
-          RegRule r;
-          r.kind = op == 0x10 ? RegRule::Kind::kExpression
-                              : RegRule::Kind::kValExpression;
-          r.expr_offset = static_cast<uint32_t>(c.pos());
-          r.expr_size = static_cast<uint32_t>(len);
-          set(row, reg, r);
-          c.seek(c.pos() + len);
-          break;
-        }
-        case 0x11: {  // offset_extended_sf
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{
-                  RegRule::Kind::kOffset, 0,
-                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
-          break;
-        }
-        case 0x12:  // def_cfa_sf
-          row->cfa.kind = CfaRule::Kind::kRegOffset;
-          row->cfa.reg = static_cast<uint16_t>(c.uleb());
-          row->cfa.offset =
-              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
-          break;
-        case 0x13:
-          row->cfa.offset =
-              scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
-          break;
-        case 0x14: {  // val_offset
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kValOffset, 0,
-                      scaled(c.uleb(), cie_.data_align)});
-          break;
-        }
-        case 0x15: {  // val_offset_sf
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{
-                  RegRule::Kind::kValOffset, 0,
-                  scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align)});
-          break;
-        }
-        case 0x2e:
-          c.uleb();
-          break;      // GNU_args_size: only for unwinding EH
-        case 0x2f: {  // GNU_negative_offset_extended
-          uint64_t reg = c.uleb();
-          set(row, reg,
-              RegRule{RegRule::Kind::kOffset, 0,
-                      scaled(0 - c.uleb(), cie_.data_align)});
-          break;
-        }
-        default:
-          return false;
-      }
-      if (!c.ok()) return false;
+      const Step step =
+          (op & 0xc0) != 0 ? primary(pass, op) : extended(pass, op);
+      if (step == Step::kRowComplete) return c.ok();
+      if (step == Step::kMalformed || !c.ok()) return false;
     }
     return c.ok();
   }
 
  private:
-  // Moves to `to`; false when that passes the target (the row is complete).
-  static bool advance(uint64_t to, uint64_t target, uint64_t* loc,
-                      UnwindRow* row) {
-    if (to > target) {
-      row->end = std::min(row->end, to);
-      return false;
+  enum class Step { kNext, kRowComplete, kMalformed };
+  // What one run works on.
+  struct Pass {
+    Cursor& c;
+    uint64_t target;
+    uint64_t* loc;
+    UnwindRow* row;
+    const UnwindRow* initial;
+  };
+
+  // The three instructions with an operand in their low 6 bits.
+  Step primary(Pass& p, uint8_t op) {
+    const uint8_t low = op & 0x3f;
+    switch (op & 0xc0) {
+      case 0x40:  // advance_loc
+        return advance(p, *p.loc + low * cie_.code_align);
+      case 0x80:  // offset
+        set(p.row, low,
+            RegRule{RegRule::Kind::kOffset, 0,
+                    scaled(p.c.uleb(), cie_.data_align)});
+        return Step::kNext;
+      default:  // restore
+        restore(p.row, p.initial, low);
+        return Step::kNext;
     }
-    *loc = to;
-    row->start = to;
+  }
+
+  Step extended(Pass& p, uint8_t op) {
+    switch (op) {
+      case 0x00:  // nop
+        return Step::kNext;
+      case 0x01:
+      case 0x02:
+      case 0x03:
+      case 0x04:
+        return advance_op(p, op);
+      case 0x0a:
+      case 0x0b:
+        return state_op(p, op);
+      case 0x0c:
+      case 0x0d:
+      case 0x0e:
+      case 0x0f:
+      case 0x12:
+      case 0x13:
+        return cfa_op(p, op);
+      case 0x05:
+      case 0x06:
+      case 0x07:
+      case 0x08:
+      case 0x09:
+      case 0x10:
+      case 0x11:
+      case 0x14:
+      case 0x15:
+      case 0x16:
+      case 0x2f:
+        return register_op(p, op);
+      case 0x2e:  // GNU_args_size: only for unwinding EH
+        p.c.uleb();
+        return Step::kNext;
+      default:
+        return Step::kMalformed;
+    }
+  }
+
+  // set_loc, advance_loc1/2/4.
+  Step advance_op(Pass& p, uint8_t op) {
+    uint64_t to = 0;
+    switch (op) {
+      case 0x01:
+        if (!p.c.pointer(cie_.fde_encoding, 0, &to)) return Step::kMalformed;
+        return advance(p, to);
+      case 0x02:
+        return advance(p, *p.loc + p.c.u8() * cie_.code_align);
+      case 0x03:
+        return advance(p, *p.loc + p.c.fixed<uint16_t>() * cie_.code_align);
+      default:
+        return advance(p, *p.loc + p.c.fixed<uint32_t>() * cie_.code_align);
+    }
+  }
+
+  // remember_state, restore_state (the location stays).
+  Step state_op(Pass& p, uint8_t op) {
+    if (op == 0x0a) {
+      if (stack_.size() > 64) return Step::kMalformed;
+      stack_.push_back(*p.row);
+      return Step::kNext;
+    }
+    if (stack_.empty()) return Step::kMalformed;
+    const uint64_t start = p.row->start, row_end = p.row->end;
+    *p.row = stack_.back();
+    stack_.pop_back();
+    p.row->start = start;
+    p.row->end = row_end;
+    return Step::kNext;
+  }
+
+  // def_cfa, def_cfa_register, def_cfa_offset, def_cfa_expression,
+  // def_cfa_sf, def_cfa_offset_sf.
+  Step cfa_op(Pass& p, uint8_t op) {
+    CfaRule& cfa = p.row->cfa;
+    switch (op) {
+      case 0x0c:
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        return Step::kNext;
+      case 0x0d:
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        return Step::kNext;
+      case 0x0e:
+        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        return Step::kNext;
+      case 0x0f:
+        if (!expression(p.c, &cfa.expr_offset, &cfa.expr_size))
+          return Step::kMalformed;
+        cfa.kind = CfaRule::Kind::kExpression;
+        return Step::kNext;
+      case 0x12:
+        cfa.kind = CfaRule::Kind::kRegOffset;
+        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.offset = signed_factored(p.c);
+        return Step::kNext;
+      default:  // 0x13
+        cfa.offset = signed_factored(p.c);
+        return Step::kNext;
+    }
+  }
+
+  // The rules of one register: offset_extended(_sf), restore_extended,
+  // undefined, same_value, register, (val_)expression, val_offset(_sf),
+  // GNU_negative_offset_extended.
+  Step register_op(Pass& p, uint8_t op) {
+    const uint64_t reg = p.c.uleb();
+    RegRule rule;
+    switch (op) {
+      case 0x05:
+        rule = {RegRule::Kind::kOffset, 0, scaled(p.c.uleb(), cie_.data_align)};
+        break;
+      case 0x06:
+        restore(p.row, p.initial, reg);
+        return Step::kNext;
+      case 0x07:
+        rule = RegRule{RegRule::Kind::kUndefined};
+        break;
+      case 0x08:
+        rule = RegRule{RegRule::Kind::kSameValue};
+        break;
+      case 0x09:
+        rule = {RegRule::Kind::kRegister, static_cast<uint16_t>(p.c.uleb()), 0};
+        break;
+      case 0x10:
+      case 0x16:
+        rule.kind = op == 0x10 ? RegRule::Kind::kExpression
+                               : RegRule::Kind::kValExpression;
+        if (!expression(p.c, &rule.expr_offset, &rule.expr_size))
+          return Step::kMalformed;
+        break;
+      case 0x11:
+        rule = {RegRule::Kind::kOffset, 0, signed_factored(p.c)};
+        break;
+      case 0x14:
+        rule = {RegRule::Kind::kValOffset, 0,
+                scaled(p.c.uleb(), cie_.data_align)};
+        break;
+      case 0x15:
+        rule = {RegRule::Kind::kValOffset, 0, signed_factored(p.c)};
+        break;
+      default:  // 0x2f
+        rule = {RegRule::Kind::kOffset, 0,
+                scaled(0 - p.c.uleb(), cie_.data_align)};
+        break;
+    }
+    set(p.row, reg, rule);
+    return Step::kNext;
+  }
+
+  int64_t signed_factored(Cursor& c) const {
+    return scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
+  }
+
+  // A ULEB length and that many bytes of DWARF expression, kept by offset.
+  static bool expression(Cursor& c, uint32_t* offset, uint32_t* size) {
+    const uint64_t len = c.uleb();
+    if (!c.ok() || len > c.end() - c.pos()) return false;
+    *offset = static_cast<uint32_t>(c.pos());
+    *size = static_cast<uint32_t>(len);
+    c.seek(c.pos() + len);
     return true;
+  }
+
+  // Moves to `to`; kRowComplete when that passes the target.
+  static Step advance(Pass& p, uint64_t to) {
+    if (to > p.target) {
+      p.row->end = std::min(p.row->end, to);
+      return Step::kRowComplete;
+    }
+    *p.loc = to;
+    p.row->start = to;
+    return Step::kNext;
   }
   int column(uint64_t reg) const {
     if (reg == cie_.ra_register) return kDwarfRa;
@@ -663,240 +573,6 @@ base::Result<UnwindRow> EhFrame::find_row(uint64_t svma) {
                        &initial))
     return base::Error("malformed FDE instructions");
   return row;
-}
-
-bool StackMemory::read_u64(uint64_t addr, uint64_t* out) const {
-  if (addr < base || addr - base > bytes.size() ||
-      bytes.size() - (addr - base) < 8)
-    return false;
-  std::memcpy(out, bytes.data() + (addr - base), 8);
-  return true;
-}
-
-EvalStatus evaluate_expression(std::span<const uint8_t> expr,
-                               const RegState& regs, const StackMemory& mem,
-                               std::optional<uint64_t> initial,
-                               uint64_t* result) {
-  std::vector<uint64_t> stack;
-  stack.reserve(8);
-  if (initial) stack.push_back(*initial);
-  Cursor c(expr, 0);
-  auto pop = [&](uint64_t* v) {
-    if (stack.empty()) return false;
-    *v = stack.back();
-    stack.pop_back();
-    return true;
-  };
-  int steps = 0;
-  while (!c.at_end()) {
-    if (++steps > 1000) return EvalStatus::kUnsupported;  // looping branches
-    uint8_t op = c.u8();
-    uint64_t a = 0, b = 0;
-    if (op >= 0x30 && op <= 0x4f) {  // lit0..lit31
-      stack.push_back(op - 0x30u);
-    } else if (op >= 0x70 && op <= 0x8f) {  // breg0..breg31
-      int reg = op - 0x70;
-      int64_t off = c.sleb();
-      if (reg >= kDwarfRegCount || !regs.has(reg))
-        return EvalStatus::kUnsupported;
-      stack.push_back(regs.value[static_cast<size_t>(reg)] +
-                      static_cast<uint64_t>(off));
-    } else {
-      switch (op) {
-        case 0x03:
-          stack.push_back(c.fixed<uint64_t>());
-          break;    // addr
-        case 0x06:  // deref
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          if (!mem.read_u64(a, &b)) return EvalStatus::kMemoryOutside;
-          stack.push_back(b);
-          break;
-        case 0x08:
-          stack.push_back(c.u8());
-          break;
-        case 0x09:
-          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int8_t>()}));
-          break;
-        case 0x0a:
-          stack.push_back(c.fixed<uint16_t>());
-          break;
-        case 0x0b:
-          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int16_t>()}));
-          break;
-        case 0x0c:
-          stack.push_back(c.fixed<uint32_t>());
-          break;
-        case 0x0d:
-          stack.push_back(static_cast<uint64_t>(int64_t{c.fixed<int32_t>()}));
-          break;
-        case 0x0e:
-        case 0x0f:
-          stack.push_back(c.fixed<uint64_t>());
-          break;
-        case 0x10:
-          stack.push_back(c.uleb());
-          break;
-        case 0x11:
-          stack.push_back(static_cast<uint64_t>(c.sleb()));
-          break;
-        case 0x12:
-          if (stack.empty()) return EvalStatus::kUnsupported;
-          stack.push_back(stack.back());
-          break;
-        case 0x13:
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          break;
-        case 0x14:
-          if (stack.size() < 2) return EvalStatus::kUnsupported;
-          stack.push_back(stack[stack.size() - 2]);
-          break;
-        case 0x15: {
-          uint8_t idx = c.u8();
-          if (idx >= stack.size()) return EvalStatus::kUnsupported;
-          stack.push_back(stack[stack.size() - 1 - idx]);
-          break;
-        }
-        case 0x16:
-          if (stack.size() < 2) return EvalStatus::kUnsupported;
-          std::swap(stack[stack.size() - 1], stack[stack.size() - 2]);
-          break;
-        case 0x17:
-          if (stack.size() < 3) return EvalStatus::kUnsupported;
-          std::rotate(stack.end() - 3, stack.end() - 1, stack.end());
-          break;
-        case 0x19:
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          stack.push_back(static_cast<int64_t>(a) < 0 ? -a : a);
-          break;
-        case 0x1f:
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          stack.push_back(-a);
-          break;
-        case 0x20:
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          stack.push_back(~a);
-          break;
-        case 0x23:
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          stack.push_back(a + c.uleb());
-          break;
-        case 0x1a:
-        case 0x1b:
-        case 0x1c:
-        case 0x1d:
-        case 0x1e:
-        case 0x21:
-        case 0x22:
-        case 0x24:
-        case 0x25:
-        case 0x26:
-        case 0x27:
-        case 0x29:
-        case 0x2a:
-        case 0x2b:
-        case 0x2c:
-        case 0x2d:
-        case 0x2e: {
-          if (!pop(&b) || !pop(&a)) return EvalStatus::kUnsupported;
-          int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
-          uint64_t r = 0;
-          switch (op) {
-            case 0x1a:
-              r = a & b;
-              break;
-            case 0x1b:
-              if (b == 0) return EvalStatus::kUnsupported;
-              r = static_cast<uint64_t>(sa / sb);
-              break;
-            case 0x1c:
-              r = a - b;
-              break;
-            case 0x1d:
-              if (b == 0) return EvalStatus::kUnsupported;
-              r = a % b;
-              break;
-            case 0x1e:
-              r = a * b;
-              break;
-            case 0x21:
-              r = a | b;
-              break;
-            case 0x22:
-              r = a + b;
-              break;
-            case 0x24:
-              r = b >= 64 ? 0 : a << b;
-              break;
-            case 0x25:
-              r = b >= 64 ? 0 : a >> b;
-              break;
-            case 0x26:
-              r = static_cast<uint64_t>(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b);
-              break;
-            case 0x27:
-              r = a ^ b;
-              break;
-            // Comparisons are signed (DWARF 5 §2.5.1.5).
-            case 0x29:
-              r = sa == sb;
-              break;
-            case 0x2a:
-              r = sa >= sb;
-              break;
-            case 0x2b:
-              r = sa > sb;
-              break;
-            case 0x2c:
-              r = sa <= sb;
-              break;
-            case 0x2d:
-              r = sa < sb;
-              break;
-            case 0x2e:
-              r = sa != sb;
-              break;
-          }
-          stack.push_back(r);
-          break;
-        }
-        case 0x28: {  // bra
-          int16_t off = c.fixed<int16_t>();
-          if (!pop(&a)) return EvalStatus::kUnsupported;
-          if (a != 0) {
-            int64_t to = static_cast<int64_t>(c.pos()) + off;
-            if (to < 0 || static_cast<size_t>(to) > expr.size())
-              return EvalStatus::kUnsupported;
-            c.seek(static_cast<size_t>(to));
-          }
-          break;
-        }
-        case 0x2f: {  // skip
-          int16_t off = c.fixed<int16_t>();
-          int64_t to = static_cast<int64_t>(c.pos()) + off;
-          if (to < 0 || static_cast<size_t>(to) > expr.size())
-            return EvalStatus::kUnsupported;
-          c.seek(static_cast<size_t>(to));
-          break;
-        }
-        case 0x92: {  // bregx
-          uint64_t reg = c.uleb();
-          int64_t off = c.sleb();
-          if (reg >= kDwarfRegCount || !regs.has(static_cast<int>(reg)))
-            return EvalStatus::kUnsupported;
-          stack.push_back(regs.value[reg] + static_cast<uint64_t>(off));
-          break;
-        }
-        case 0x96:
-          break;  // nop
-        default:
-          return EvalStatus::kUnsupported;
-      }
-    }
-    if (!c.ok() || stack.size() > 64) return EvalStatus::kUnsupported;
-  }
-  if (stack.empty()) return EvalStatus::kUnsupported;
-  *result = stack.back();
-  return EvalStatus::kOk;
 }
 
 }  // namespace runner::report

@@ -1,4 +1,6 @@
-// x86_64 .eh_frame call-frame-information interpreter (report/ internal).
+// x86_64 .eh_frame call-frame-information interpreter (report/ internal):
+// the CFI table walk. Registers are numbered as in report/arch_x86_64.hpp;
+// the DWARF expressions rows refer to run in report/dwarf_expr.hpp.
 //
 // An EhFrame owns the raw .eh_frame (and optional .eh_frame_hdr) bytes of
 // one module as copied into a <key>.unwind_data artifact, plus the section
@@ -17,16 +19,9 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "report/arch_x86_64.hpp"
 
 namespace runner::report {
-
-// DWARF register numbers on x86_64 (System V psABI, figure 3.36).
-inline constexpr int kDwarfRax = 0;
-inline constexpr int kDwarfRbx = 3;
-inline constexpr int kDwarfRbp = 6;
-inline constexpr int kDwarfRsp = 7;
-inline constexpr int kDwarfRa = 16;  // return address column = RIP
-inline constexpr int kDwarfRegCount = 17;
 
 struct RegRule {
   enum class Kind : uint8_t {
@@ -106,34 +101,5 @@ class EhFrame {
   std::vector<FdeInfo> index_;  // sorted by pc_begin (no-hdr fallback)
   mutable CfiStats stats_;
 };
-
-// Register file of one frame while unwinding (DWARF numbering).
-struct RegState {
-  std::array<uint64_t, kDwarfRegCount> value{};
-  uint32_t valid = 0;  // bit per register
-  bool has(int reg) const { return (valid >> reg) & 1u; }
-  void set(int reg, uint64_t v) {
-    value[static_cast<size_t>(reg)] = v;
-    valid |= 1u << reg;
-  }
-};
-
-// Memory available to the unwinder: the sample's user stack copy, which
-// starts at the sampled RSP.
-struct StackMemory {
-  uint64_t base = 0;
-  std::span<const uint8_t> bytes;
-  bool read_u64(uint64_t addr, uint64_t* out) const;
-};
-
-enum class EvalStatus { kOk, kMemoryOutside, kUnsupported };
-
-// Evaluates a DWARF expression of `frame` (CFI subset: literals, registers,
-// arithmetic, comparisons, branches, deref). `initial` is pushed first when
-// set (DW_CFA_expression / val_expression push the CFA).
-EvalStatus evaluate_expression(std::span<const uint8_t> expr,
-                               const RegState& regs, const StackMemory& mem,
-                               std::optional<uint64_t> initial,
-                               uint64_t* result);
 
 }  // namespace runner::report

@@ -1,168 +1,28 @@
+// The report pipeline: read (perf.pipedata records) -> unwind (Unwinder) ->
+// symbolize (Symbolizer) -> attribute (Attribution: windows, rounds,
+// tracked pids) -> outputs (output.hpp), then the terminal summary.
 #include "report/report.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <set>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "profiler/pipedata_reader.hpp"
-#include "report/flamegraph.hpp"
+#include "report/attribution.hpp"
+#include "report/output.hpp"
 #include "report/profile_folder.hpp"
-#include "report/stack.hpp"
+#include "report/symbolizer.hpp"
+#include "report/unwinder.hpp"
 
 namespace runner::report {
 namespace {
-
-struct StackHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    size_t h = 1469598103934665603ull;
-    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-    return h;
-  }
-};
-
-// Stack counts of one benchmark (or of its harness part): grows with the
-// number of distinct stacks, not with samples.
-using StackCounts =
-    std::unordered_map<std::vector<uint32_t>, uint64_t, StackHash>;
-
-struct Bench {
-  std::string name, uri;
-  StackCounts proper, harness;
-  BenchmarkSummary summary;
-};
-
-std::string sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-    out += ok ? c : '_';
-  }
-  if (out.size() > 100) out.resize(100);
-  return out;
-}
-
-std::string percent(uint64_t part, uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f",
-                whole == 0 ? 0.0
-                           : 100.0 * static_cast<double>(part) /
-                                 static_cast<double>(whole));
-  return buf;
-}
-
-// The functions with the most samples (self: as the leaf; else: anywhere in
-// the stack), by display name like the folded stacks and the flamegraph: one
-// name from two modules (e.g. the same JIT function in the perf maps of two
-// processes) is one entry. Ties go by the name's first frame id (the order
-// in which the report first met them).
-std::vector<std::pair<std::string, uint64_t>> top_functions(
-    const StackCounts& stacks, const Symbolizer& symbolizer, bool self,
-    size_t limit) {
-  struct Count {
-    uint64_t samples = 0;
-    uint32_t first_id = UINT32_MAX;
-  };
-  std::map<std::string_view, Count> counts;
-  auto add = [&](uint32_t id, uint64_t n) {
-    Count& c = counts[symbolizer.frame(id).name];
-    c.samples += n;
-    c.first_id = std::min(c.first_id, id);
-  };
-  for (const auto& [stack, n] : stacks) {
-    if (stack.empty()) continue;
-    if (self) {
-      add(stack.back(), n);
-    } else {
-      std::map<std::string_view, uint32_t> seen;  // name -> its smallest id
-      for (uint32_t id : stack) {
-        auto [it, added] = seen.emplace(symbolizer.frame(id).name, id);
-        if (!added) it->second = std::min(it->second, id);
-      }
-      for (const auto& [name, id] : seen) add(id, n);
-    }
-  }
-  std::vector<std::pair<std::string_view, Count>> sorted(counts.begin(),
-                                                         counts.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second.samples != b.second.samples
-               ? a.second.samples > b.second.samples
-               : a.second.first_id < b.second.first_id;
-  });
-  if (sorted.size() > limit) sorted.resize(limit);
-  std::vector<std::pair<std::string, uint64_t>> out;
-  for (const auto& [name, c] : sorted)
-    out.emplace_back(std::string(name), c.samples);
-  return out;
-}
-
-// Folded stacks sorted by frame names, one line per distinct name sequence
-// (stacks of different frames with equal names, e.g. the same JIT function
-// from two processes' perf maps, are summed).
-std::vector<FoldedStack> folded(const StackCounts& stacks,
-                                const Symbolizer& symbolizer) {
-  std::map<std::vector<std::string>, uint64_t> merged;
-  for (const auto& [stack, n] : stacks) {
-    std::vector<std::string> frames;
-    frames.reserve(stack.size());
-    for (uint32_t id : stack) frames.push_back(symbolizer.frame(id).name);
-    merged[std::move(frames)] += n;
-  }
-  std::vector<FoldedStack> out;
-  out.reserve(merged.size());
-  for (auto& [frames, n] : merged) out.push_back(FoldedStack{frames, n});
-  return out;
-}
-
-std::string folded_text(const std::vector<FoldedStack>& stacks) {
-  std::string text;
-  for (const auto& s : stacks) {
-    for (size_t i = 0; i < s.frames.size(); ++i) {
-      if (i) text += ';';
-      // ';' separates frames: keep it out of names.
-      for (char c : s.frames[i]) text += c == ';' ? ':' : c;
-    }
-    text += ' ' + std::to_string(s.count) + '\n';
-  }
-  return text;
-}
-
-// "cannot write <path>: <cause>", naming `path` once whatever the error
-// already says.
-std::string write_error(const std::string& path, const base::Error& error) {
-  std::string cause = error.what();
-  if (cause.starts_with(path + ": ")) cause.erase(0, path.size() + 2);
-  return "cannot write " + path + ": " + cause;
-}
-
-const Window* find_window(const std::vector<Window>& windows, uint64_t time,
-                          size_t* index) {
-  for (size_t i = 0; i < windows.size(); ++i) {
-    if (time >= windows[i].start && time <= windows[i].end) {
-      *index = i;
-      return &windows[i];
-    }
-  }
-  return nullptr;
-}
-
-bool in_rounds(const Window& w, uint64_t time) {
-  for (const auto& [start, end] : w.rounds)
-    if (time >= start && time <= end) return true;
-  return false;
-}
-
 // The scalar fields of a sample (what printing needs), without copying its
 // callchain, registers and stack.
 profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
@@ -179,102 +39,280 @@ profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
   return out;
 }
 
-// Appends `value` in decimal, padded with `fill` to `width` (on the left,
-// or on the right when `left_align`).
-void append_uint(std::string& out, uint64_t value, size_t width,
-                 bool left_align = false, char fill = ' ') {
-  char digits[20];
-  size_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  const size_t pad = n < width ? width - n : 0;
-  if (!left_align) out.append(pad, fill);
-  while (n > 0) out.push_back(digits[--n]);
-  if (left_align) out.append(pad, fill);
+// The outputs of each format, in the order they are finished and named on
+// the terminal.
+std::vector<std::unique_ptr<Output>> make_outputs(const ReportOptions& options,
+                                                  const ReportDir& dir,
+                                                  std::ostream& out,
+                                                  Symbolizer& symbolizer) {
+  std::vector<std::unique_ptr<Output>> outputs;
+  switch (options.format) {
+    case ReportOptions::Format::kDefault:
+      outputs.push_back(make_summary_json_output(dir));
+      outputs.push_back(make_folded_output(dir));
+      outputs.push_back(make_flamegraph_output(dir));
+      break;
+    case ReportOptions::Format::kPerfScript:
+      outputs.push_back(make_perf_script_output(out, symbolizer));
+      break;
+    case ReportOptions::Format::kSpeedscope:
+      outputs.push_back(make_speedscope_output(dir));
+      break;
+  }
+  return outputs;
 }
 
-// `perf script`'s default layout for our samples: "%16s %6u/%-6u
-// %5lu.%09lu: event:" then "\t%16lx name (dso)" per frame. Hand-formatted
-// into one buffer written out in large blocks: this runs for every frame of
-// every sample.
-class PerfScriptPrinter {
+// One report: its stages, and what flows between them. The per-sample
+// format (perf-script) hands every sample read to its output, in time
+// order within each round, without attribution; the others attribute
+// samples to benchmarks and hand each benchmark over once all are read.
+class Pipeline {
  public:
-  PerfScriptPrinter(std::ostream& out, Symbolizer& symbolizer)
-      : out_(out), symbolizer_(symbolizer) {}
-  ~PerfScriptPrinter() { flush(); }
-
-  void print(const profiler::SampleRecord& sample, const std::string& comm,
-             const std::string& event, const UnwoundStack& stack) {
-    if (comm.size() < 16) buffer_.append(16 - comm.size(), ' ');
-    buffer_ += comm;
-    buffer_ += ' ';
-    append_uint(buffer_, sample.pid, 6);
-    buffer_ += '/';
-    append_uint(buffer_, sample.tid, 6, /*left_align=*/true);  // %-6u
-    buffer_ += ' ';
-    append_uint(buffer_, sample.time / 1000000000u, 5);
-    buffer_ += '.';
-    append_uint(buffer_, sample.time % 1000000000u, 9, false, '0');
-    buffer_ += ": ";
-    buffer_ += event;
-    buffer_ += ":\n";
-    for (size_t i = 0; i < stack.addrs.size(); ++i) {
-      const uint64_t addr = stack.addrs[i];
-      char line[19];  // "\t%16lx "
-      line[0] = '\t';
-      int pos = 17;
-      line[18] = ' ';
-      uint64_t v = addr;
-      do {
-        line[pos--] = "0123456789abcdef"[v & 0xf];
-        v >>= 4;
-      } while (v != 0 && pos > 0);
-      while (pos > 0) line[pos--] = ' ';
-      // Inlined functions (--inline) first, at the same address; like perf,
-      // they carry " (inlined)" instead of the dso.
-      for (uint32_t id : symbolizer_.resolve_frames(
-               static_cast<int32_t>(sample.pid), addr, stack.exact_pc(i))) {
-        buffer_.append(line, sizeof(line));
-        buffer_ += frame_text(id);
-      }
-    }
-    buffer_ += '\n';
-    if (buffer_.size() >= kFlushBytes) flush();
+  Pipeline(const ReportOptions& options, ProfileFolder& folder,
+           std::ostream& out)
+      : options_(options),
+        folder_(folder),
+        per_sample_(options.format == ReportOptions::Format::kPerfScript),
+        unwinder_(folder),
+        symbolizer_(folder, options.demangle, options.inline_frames),
+        attribution_(folder) {
+    totals_.folder = options.folder;
+    if (!per_sample_) dir_ = make_report_dir();
+    outputs_ = make_outputs(options, dir_, out, symbolizer_);
   }
 
-  void flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
+  bool per_sample() const { return per_sample_; }
+  void read();
+  void deliver();
+  void print_summary(std::ostream& out) const;
+  ReportResult conclude(std::ostream& out, std::ostream& err);
 
  private:
-  static constexpr size_t kFlushBytes = 256 << 10;
+  // perf-script: a sample of the current round, already unwound (the stack
+  // copies are not kept).
+  struct Pending {
+    profiler::SampleRecord sample;  // without its vectors
+    UnwoundStack stack;
+  };
 
-  // "name (dso)\n", or "name\n" for an inlined frame; built once per frame.
-  const std::string& frame_text(uint32_t id) {
-    if (id >= frame_text_.size()) frame_text_.resize(id + 1);
-    std::string& text = frame_text_[id];
-    if (text.empty()) {
-      const FrameInfo& frame = symbolizer_.frame(id);
-      text = frame.name;
-      if (!frame.inlined) {
-        text += " (";
-        text += frame.dso.empty() ? "[unknown]" : frame.dso;
-        text += ')';
-      }
-      text += '\n';
-    }
-    return text;
-  }
+  ReportDir make_report_dir();
+  void on_record(const profiler::Record& record,
+                 std::span<const uint8_t> stack);
+  void on_sample(const profiler::SampleRecord& sample,
+                 std::span<const uint8_t> stack);
+  void flush_round();
 
-  std::ostream& out_;
-  Symbolizer& symbolizer_;
-  std::string buffer_;
-  std::vector<std::string> frame_text_;
+  const ReportOptions& options_;
+  ProfileFolder& folder_;
+  const bool per_sample_;
+  Unwinder unwinder_;
+  Symbolizer symbolizer_;
+  Attribution attribution_;
+  ReportDir dir_;
+  std::vector<std::unique_ptr<Output>> outputs_;
+  ReportTotals totals_;
+  std::vector<std::string> errors_;  // each names its file and errno
+  std::unordered_map<uint32_t, std::string> comm_by_tid_;
+  std::vector<Pending> pending_;
+  // What the terminal summary shows of each benchmark.
+  std::vector<BenchmarkSummary> summaries_;
+  std::vector<std::vector<FunctionCount>> top_self_;
 };
 
+ReportDir Pipeline::make_report_dir() {
+  ReportDir dir{format::ProfileLayout(options_.folder).report_dir(), true};
+  if (auto st = base::make_directories(dir.path); !st) {
+    errors_.push_back("cannot create " + dir.path + ": " + st.error().what());
+    dir.created = false;
+  }
+  return dir;
+}
+
+// read: every record of perf.pipedata, through one Record whose vectors are
+// reused; stack copies are unwound straight from the reader's buffer.
+void Pipeline::read() {
+  auto reader = profiler::PipeDataReader::open(
+      format::ProfileLayout(options_.folder).pipedata());
+  if (!reader) {
+    folder_.warnings().push_back("perf.pipedata: " + reader.error().what());
+    return;
+  }
+  profiler::Record record;
+  while (true) {
+    auto next = reader->next_into(record, /*copy_stack=*/false);
+    if (!next) {
+      folder_.warnings().push_back("perf.pipedata is truncated or corrupt (" +
+                                   next.error().what() + "); reporting the " +
+                                   std::to_string(totals_.samples_read) +
+                                   " samples read before it");
+      break;
+    }
+    if (!*next) break;
+    on_record(record, reader->last_stack());
+  }
+  flush_round();
+}
+
+void Pipeline::on_record(const profiler::Record& record,
+                         std::span<const uint8_t> stack) {
+  switch (record.kind) {
+    case profiler::RecordKind::kFinishedRound:
+      flush_round();
+      break;
+    case profiler::RecordKind::kComm:
+      comm_by_tid_[record.comm.tid] = record.comm.comm;
+      break;
+    case profiler::RecordKind::kTask:
+      // A new thread or process starts with its parent's name.
+      if (!record.task.is_exit) {
+        auto parent = comm_by_tid_.find(record.task.ptid);
+        if (parent != comm_by_tid_.end())
+          comm_by_tid_.emplace(record.task.tid, parent->second);
+      }
+      break;
+    case profiler::RecordKind::kLost:
+      totals_.lost += record.lost.lost;
+      attribution_.add_lost(record.lost.sample_id.time, record.lost.lost);
+      break;
+    case profiler::RecordKind::kSample:
+      ++totals_.samples_read;
+      on_sample(record.sample, stack);
+      break;
+    default:
+      break;
+  }
+}
+
+// unwind -> symbolize -> attribute (or, per sample, keep for the round).
+void Pipeline::on_sample(const profiler::SampleRecord& sample,
+                         std::span<const uint8_t> stack_copy) {
+  if (per_sample_) {
+    // Handed over at the end of the round, in time order, once the round's
+    // COMM/FORK records (from other CPUs' buffers) are known.
+    pending_.push_back(
+        Pending{without_vectors(sample), unwinder_.unwind(sample, stack_copy)});
+    return;
+  }
+  const Attribution::Target target = attribution_.target(sample);
+  if (target.verdict == Attribution::Verdict::kOutsideWindows) {
+    ++totals_.outside_windows;
+    return;
+  }
+  if (target.verdict == Attribution::Verdict::kUntrackedPid) {
+    ++totals_.filtered_pids;
+    return;
+  }
+  const UnwoundStack stack = unwinder_.unwind(sample, stack_copy);
+  std::vector<uint32_t> ids;
+  ids.reserve(stack.addrs.size());
+  // Root first, leaf last (inlined functions after their caller).
+  for (size_t i = stack.addrs.size(); i-- > 0;) {
+    auto frames = symbolizer_.resolve_frames(static_cast<int32_t>(sample.pid),
+                                             stack.addrs[i], stack.exact_pc(i));
+    ids.insert(ids.end(), frames.rbegin(), frames.rend());
+  }
+  attribution_.add(target, ids, stack.end);
+  ++totals_.samples_shown;
+}
+
+void Pipeline::flush_round() {
+  static const std::string kDefaultEvent = "cpu-clock";
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending& a, const Pending& b) {
+                     return a.sample.time < b.sample.time;
+                   });
+  for (const Pending& entry : pending_) {
+    const profiler::SampleRecord& sample = entry.sample;
+    auto comm = comm_by_tid_.find(sample.tid);
+    if (comm == comm_by_tid_.end()) comm = comm_by_tid_.find(sample.pid);
+    // No name (or an empty one, which the importers would not read): ":tid".
+    const bool named = comm != comm_by_tid_.end() && !comm->second.empty();
+    const std::string unknown =
+        named ? std::string() : ":" + std::to_string(sample.tid);
+    const SampleView view{
+        sample, named ? std::string_view(comm->second) : unknown,
+        sample.attr != nullptr && !sample.attr->name.empty() ? sample.attr->name
+                                                             : kDefaultEvent,
+        entry.stack};
+    for (auto& output : outputs_) output->add_sample(view);
+    ++totals_.samples_shown;
+  }
+  pending_.clear();
+}
+
+// attribute -> outputs: each benchmark once, then finish.
+void Pipeline::deliver() {
+  if (!per_sample_) {
+    for (size_t b = 0; b < attribution_.size(); ++b) {
+      const BenchmarkProfile profile =
+          attribution_.profile(b, symbolizer_, options_.top);
+      for (auto& output : outputs_) output->add_benchmark(profile);
+      summaries_.push_back(profile.summary);
+      top_self_.push_back(profile.top_self);
+    }
+  }
+  totals_.warnings = folder_.warnings();
+  for (auto& output : outputs_) output->finish(totals_, errors_);
+}
+
+void Pipeline::print_summary(std::ostream& out) const {
+  for (size_t b = 0; b < summaries_.size(); ++b) {
+    const BenchmarkSummary& s = summaries_[b];
+    out << "\n" << s.name << ": " << s.samples << " samples";
+    if (s.harness_samples > 0)
+      out << " (+" << s.harness_samples << " in the harness)";
+    if (s.lost > 0) out << ", " << s.lost << " lost";
+    out << "; unwound " << s.unwound_full << " fully, " << s.truncated
+        << " truncated, " << s.unknown << " at unknown code\n";
+    for (const auto& [name, n] : top_self_[b]) {
+      char line[32];
+      std::snprintf(line, sizeof(line), "  %6s%%  ",
+                    percent(n, s.samples).c_str());
+      out << line << name << "\n";
+    }
+  }
+  if (totals_.outside_windows > 0 || totals_.filtered_pids > 0)
+    out << "\n(" << totals_.outside_windows
+        << " samples outside benchmark windows, " << totals_.filtered_pids
+        << " of untracked processes: not shown)\n";
+  if (totals_.samples_shown > 0 && errors_.empty()) {
+    std::string files;
+    for (const auto& output : outputs_)
+      files += (files.empty() ? "" : ", ") + output->files();
+    out << "\nReport: " << dir_.path << "/ (" << files << ")\n";
+  }
+}
+
+// The result, warnings and errors on `err`, and the exit code.
+ReportResult Pipeline::conclude(std::ostream& out, std::ostream& err) {
+  errno = 0;
+  if (!out.flush()) {
+    const int code = errno;
+    errors_.push_back(
+        std::string("cannot write the report to standard output") +
+        (code != 0 ? std::string(": ") + std::strerror(code) : ""));
+  }
+  ReportResult result;
+  result.samples_read = totals_.samples_read;
+  result.samples_shown = totals_.samples_shown;
+  result.outside_windows = totals_.outside_windows;
+  result.filtered_pids = totals_.filtered_pids;
+  result.benchmarks = summaries_;
+  for (const auto& w : folder_.warnings())
+    err << "runner report: warning: " << w << "\n";
+  result.warnings = folder_.warnings();
+  for (const auto& e : errors_) err << "runner report: error: " << e << "\n";
+  result.write_errors = errors_;
+  if (!errors_.empty()) result.exit_code = 1;
+  if (result.samples_shown == 0) {
+    err << "runner report: nothing to report in " << options_.folder
+        << (result.samples_read == 0 ? ": no samples"
+                                     : ": no sample in a benchmark window")
+        << "\n";
+    result.exit_code = 1;
+  }
+  return result;
+}
 }  // namespace
 
 base::Result<std::string> find_newest_profile_folder(const std::string& dir) {
@@ -306,291 +344,11 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
   RUNNER_ASSIGN_OR_RETURN(ProfileFolder folder,
                           ProfileFolder::open(options.folder), "report");
-  ReportResult result;
-  const bool perf_script = options.format == ReportOptions::Format::kPerfScript;
-  Unwinder unwinder(folder);
-  Symbolizer symbolizer(folder, options.demangle, options.inline_frames);
-  std::vector<Bench> benches;
-  std::map<std::string, size_t> bench_by_name;
-  std::vector<size_t> bench_of_window;
-  for (const Window& w : folder.windows()) {
-    auto [it, added] = bench_by_name.emplace(w.name, benches.size());
-    if (added) {
-      benches.push_back(Bench{});
-      benches.back().name = w.name;
-      benches.back().uri = w.uri;
-      benches.back().summary.name = w.name;
-    }
-    bench_of_window.push_back(it->second);
-  }
-
-  std::unordered_map<uint32_t, std::string> comm_by_tid;
-  uint64_t lost_total = 0;
-  // perf-script: this round's samples, already unwound (the stack copies
-  // are not kept), printed in time order at the end of the round.
-  struct Pending {
-    profiler::SampleRecord sample;  // without its vectors
-    UnwoundStack stack;
-  };
-  std::vector<Pending> pending;
-  PerfScriptPrinter printer(out, symbolizer);
-  auto flush_round = [&] {
-    std::stable_sort(pending.begin(), pending.end(),
-                     [](const Pending& a, const Pending& b) {
-                       return a.sample.time < b.sample.time;
-                     });
-    for (const Pending& entry : pending) {
-      const profiler::SampleRecord& sample = entry.sample;
-      auto comm = comm_by_tid.find(sample.tid);
-      if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
-      static const std::string kDefaultEvent = "cpu-clock";
-      const std::string& event =
-          sample.attr != nullptr && !sample.attr->name.empty()
-              ? sample.attr->name
-              : kDefaultEvent;
-      if (comm != comm_by_tid.end())
-        printer.print(sample, comm->second, event, entry.stack);
-      else
-        printer.print(sample, ":" + std::to_string(sample.tid), event,
-                      entry.stack);
-      ++result.samples_shown;
-    }
-    pending.clear();
-  };
-  auto reader = profiler::PipeDataReader::open(
-      format::ProfileLayout(options.folder).pipedata());
-  if (!reader) {
-    folder.warnings().push_back("perf.pipedata: " + reader.error().what());
-  } else {
-    // One Record for the whole file: its vectors are reused, and stack
-    // copies are unwound straight from the reader's buffer.
-    profiler::Record record;
-    while (true) {
-      auto next = reader->next_into(record, /*copy_stack=*/false);
-      if (!next) {
-        folder.warnings().push_back("perf.pipedata is truncated or corrupt (" +
-                                    next.error().what() + "); reporting the " +
-                                    std::to_string(result.samples_read) +
-                                    " samples read before it");
-        break;
-      }
-      if (!*next) break;
-      if (record.kind == profiler::RecordKind::kFinishedRound) {
-        flush_round();
-        continue;
-      }
-      if (record.kind == profiler::RecordKind::kComm) {
-        comm_by_tid[record.comm.tid] = record.comm.comm;
-        continue;
-      }
-      if (record.kind == profiler::RecordKind::kTask && !record.task.is_exit) {
-        // A new thread or process starts with its parent's name.
-        auto parent = comm_by_tid.find(record.task.ptid);
-        if (parent != comm_by_tid.end())
-          comm_by_tid.emplace(record.task.tid, parent->second);
-        continue;
-      }
-      if (record.kind == profiler::RecordKind::kLost) {
-        lost_total += record.lost.lost;
-        size_t index = 0;
-        if (find_window(folder.windows(), record.lost.sample_id.time, &index))
-          benches[bench_of_window[index]].summary.lost += record.lost.lost;
-        continue;
-      }
-      if (record.kind != profiler::RecordKind::kSample) continue;
-      const profiler::SampleRecord& sample = record.sample;
-      ++result.samples_read;
-      if (perf_script) {
-        // Printed at the end of the round, in time order, once the
-        // round's COMM/FORK records (from other CPUs' buffers) are known.
-        Pending entry;
-        entry.stack = unwinder.unwind(sample, reader->last_stack());
-        entry.sample = without_vectors(sample);
-        pending.push_back(std::move(entry));
-        continue;
-      }
-      size_t index = 0;
-      const Window* window = find_window(folder.windows(), sample.time, &index);
-      if (window == nullptr) {
-        ++result.outside_windows;
-        continue;
-      }
-      if (folder.filter_pids() &&
-          folder.tracked_pids().count(static_cast<int32_t>(sample.pid)) == 0) {
-        ++result.filtered_pids;
-        continue;
-      }
-      Bench& bench = benches[bench_of_window[index]];
-      UnwoundStack stack = unwinder.unwind(sample, reader->last_stack());
-      std::vector<uint32_t> ids;
-      ids.reserve(stack.addrs.size());
-      // Root first, leaf last (inlined functions after their caller).
-      for (size_t i = stack.addrs.size(); i-- > 0;) {
-        auto frames =
-            symbolizer.resolve_frames(static_cast<int32_t>(sample.pid),
-                                      stack.addrs[i], stack.exact_pc(i));
-        ids.insert(ids.end(), frames.rbegin(), frames.rend());
-      }
-      bool proper = window->rounds.empty() || in_rounds(*window, sample.time);
-      (proper ? bench.proper : bench.harness)[ids] += 1;
-      (proper ? bench.summary.samples : bench.summary.harness_samples) += 1;
-      switch (stack.end) {
-        case StackEnd::kComplete:
-          ++bench.summary.unwound_full;
-          break;
-        case StackEnd::kTruncated:
-          ++bench.summary.truncated;
-          break;
-        case StackEnd::kUnknown:
-          ++bench.summary.unknown;
-          break;
-      }
-      ++result.samples_shown;
-    }
-  }
-
-  flush_round();
-  printer.flush();
-
-  // Outputs that could not be written (each names its file and errno):
-  // the report then fails.
-  std::vector<std::string> write_errors;
-  if (!perf_script) {
-    const std::string report_dir =
-        format::ProfileLayout(options.folder).report_dir();
-    bool can_write = true;
-    if (auto st = base::make_directories(report_dir); !st) {
-      write_errors.push_back("cannot create " + report_dir + ": " +
-                             st.error().what());
-      can_write = false;
-    }
-    nlohmann::ordered_json summary = nlohmann::ordered_json::object();
-    summary["folder"] = options.folder;
-    summary["samples_read"] = result.samples_read;
-    summary["samples_shown"] = result.samples_shown;
-    summary["outside_windows"] = result.outside_windows;
-    summary["filtered_pids"] = result.filtered_pids;
-    summary["lost_samples"] = lost_total;
-    summary["benchmarks"] = nlohmann::ordered_json::array();
-    // Each benchmark's functions with the most samples as the leaf: in
-    // summary.json and on the terminal.
-    std::vector<std::vector<std::pair<std::string, uint64_t>>> top_self;
-    for (const Bench& bench : benches)
-      top_self.push_back(
-          top_functions(bench.proper, symbolizer, true, options.top));
-    for (size_t b = 0; b < benches.size(); ++b) {
-      Bench& bench = benches[b];
-      std::string base = std::to_string(b) + "_" + sanitize(bench.name);
-      auto js = nlohmann::ordered_json::object();
-      js["name"] = bench.name;
-      js["uri"] = bench.uri;
-      js["samples"] = bench.summary.samples;
-      js["harness_samples"] = bench.summary.harness_samples;
-      js["lost"] = bench.summary.lost;
-      js["unwound"] = {{"full", bench.summary.unwound_full},
-                       {"truncated", bench.summary.truncated},
-                       {"unknown", bench.summary.unknown}};
-      for (bool self : {true, false}) {
-        auto list = nlohmann::ordered_json::array();
-        const auto top =
-            self ? top_self[b]
-                 : top_functions(bench.proper, symbolizer, false, options.top);
-        for (const auto& [name, n] : top) {
-          list.push_back(
-              {{"function", name},
-               {"samples", n},
-               {"percent", std::stod(percent(n, bench.summary.samples))}});
-        }
-        js[self ? "top_self" : "top_total"] = std::move(list);
-      }
-      if (can_write) {
-        for (bool proper : {true, false}) {
-          const StackCounts& stacks = proper ? bench.proper : bench.harness;
-          if (stacks.empty()) continue;
-          std::string stem = base + (proper ? "" : ".harness");
-          auto folded_stacks = folded(stacks, symbolizer);
-          const std::string folded_path = report_dir + "/" + stem + ".folded";
-          if (auto st = base::write_file_atomic(folded_path,
-                                                folded_text(folded_stacks));
-              !st)
-            write_errors.push_back(write_error(folded_path, st.error()));
-          const std::string svg_path = report_dir + "/" + stem + ".svg";
-          if (auto st = base::write_file_atomic(
-                  svg_path,
-                  render_flamegraph(bench.name + (proper ? "" : " (harness)"),
-                                    folded_stacks));
-              !st)
-            write_errors.push_back(write_error(svg_path, st.error()));
-          js[proper ? "folded" : "harness_folded"] = stem + ".folded";
-          js[proper ? "flamegraph" : "harness_flamegraph"] = stem + ".svg";
-        }
-      }
-      summary["benchmarks"].push_back(std::move(js));
-      result.benchmarks.push_back(bench.summary);
-    }
-    summary["warnings"] = folder.warnings();
-    if (can_write) {
-      // Names and URIs come from the profile folder and may not be valid
-      // UTF-8: invalid bytes are written as U+FFFD (the replacement
-      // character) instead of aborting the dump.
-      const std::string summary_path =
-          report_dir + "/" + std::string(format::ProfileLayout::kReportSummary);
-      if (auto st = base::write_file_atomic(
-              summary_path,
-              summary.dump(2, ' ', false,
-                           nlohmann::ordered_json::error_handler_t::replace) +
-                  "\n");
-          !st)
-        write_errors.push_back(write_error(summary_path, st.error()));
-    }
-
-    // Terminal summary.
-    for (size_t b = 0; b < benches.size(); ++b) {
-      const auto& s = benches[b].summary;
-      out << "\n" << benches[b].name << ": " << s.samples << " samples";
-      if (s.harness_samples > 0)
-        out << " (+" << s.harness_samples << " in the harness)";
-      if (s.lost > 0) out << ", " << s.lost << " lost";
-      out << "; unwound " << s.unwound_full << " fully, " << s.truncated
-          << " truncated, " << s.unknown << " at unknown code\n";
-      for (const auto& [name, n] : top_self[b]) {
-        char line[32];
-        std::snprintf(line, sizeof(line), "  %6s%%  ",
-                      percent(n, s.samples).c_str());
-        out << line << name << "\n";
-      }
-    }
-    if (result.outside_windows > 0 || result.filtered_pids > 0)
-      out << "\n(" << result.outside_windows
-          << " samples outside benchmark windows, " << result.filtered_pids
-          << " of untracked processes: not shown)\n";
-    if (result.samples_shown > 0 && write_errors.empty())
-      out << "\nReport: " << report_dir
-          << "/ (summary.json, *.folded, *.svg)\n";
-  }
-  errno = 0;
-  if (!out.flush()) {
-    const int code = errno;
-    write_errors.push_back(
-        std::string("cannot write the report to standard output") +
-        (code != 0 ? std::string(": ") + std::strerror(code) : ""));
-  }
-
-  for (const auto& w : folder.warnings())
-    err << "runner report: warning: " << w << "\n";
-  result.warnings = folder.warnings();
-  for (const auto& e : write_errors)
-    err << "runner report: error: " << e << "\n";
-  result.write_errors = write_errors;
-  if (!write_errors.empty()) result.exit_code = 1;
-  if (result.samples_shown == 0) {
-    err << "runner report: nothing to report in " << options.folder
-        << (result.samples_read == 0 ? ": no samples"
-                                     : ": no sample in a benchmark window")
-        << "\n";
-    result.exit_code = 1;
-  }
-  return result;
+  Pipeline pipeline(options, folder, out);
+  pipeline.read();     // read -> unwind -> symbolize -> attribute
+  pipeline.deliver();  // -> outputs
+  if (!pipeline.per_sample()) pipeline.print_summary(out);
+  return pipeline.conclude(out, err);
 }
 
 }  // namespace runner::report

@@ -1,14 +1,19 @@
 // report: offline analysis of a profile folder, from the folder alone (as a
-// backend would, without the original binaries).
+// backend would, without the original binaries). A pipeline (report.cpp):
 //
-//   perf.pipedata ──PipeDataReader──> samples ──Unwinder (.unwind_data CFI,
-//   per-pid ranges of perf.metadata)──> addresses ──Symbolizer
-//   (.symbols.map + load biases, perf-<pid>.map)──> names ──attribution
-//   (ExecutionTimestamps windows, rounds)──> per-benchmark stack counts
-//   ──> <folder>/report/{<name>.folded,<name>.svg,summary.json} + terminal.
+//   read: perf.pipedata ──PipeDataReader──> samples
+//   unwind: Unwinder (.unwind_data CFI: cfi, dwarf_expr, arch_x86_64;
+//     per-pid ranges of perf.metadata) ──> return addresses
+//   symbolize: Symbolizer (.symbols.map + load biases, perf-<pid>.map)
+//     ──> frame names
+//   attribute: Attribution (ExecutionTimestamps windows, rounds, tracked
+//     pids) ──> per-benchmark stack counts
+//   outputs (output.hpp, one interface): summary.json, <name>.folded,
+//     <name>.svg | perf-script to stdout | profile.speedscope.json, in
+//     <folder>/report/; then the terminal summary.
 //
 // ProfileFolder owns every artifact it loads (lazily, once per key);
-// run_report owns the aggregation, which grows with distinct stacks, not
+// Attribution owns the aggregation, which grows with distinct stacks, not
 // with samples.
 #pragma once
 
@@ -28,7 +33,12 @@ struct ReportOptions {
   // (or their separate debug files) when they are on disk and match the
   // profiled ones; other modules are warned about and kept per function.
   bool inline_frames = false;
-  enum class Format { kDefault, kPerfScript } format = Format::kDefault;
+  // kDefault: summary.json, .folded and .svg per benchmark + the terminal
+  // summary; kPerfScript: every sample as `perf script` prints it, to the
+  // output stream; kSpeedscope: profile.speedscope.json + the terminal
+  // summary.
+  enum class Format { kDefault, kPerfScript, kSpeedscope };
+  Format format = Format::kDefault;
   unsigned top = 10;
 };
 

@@ -1,5 +1,5 @@
 // Oracle for the report's DWARF unwinder: every DWARF-mode sample of a
-// profile folder, unwound by our Unwinder (report/stack.cpp, from the
+// profile folder, unwound by our Unwinder (report/unwinder.cpp, from the
 // folder's .unwind_data) and by libdw (dwfl_getthread_frames with thread
 // callbacks that serve the same sampled registers and the same stack copy,
 // the modules reported from the recorded mappings, ELF files found by path
@@ -13,7 +13,7 @@
 // Intended differences, each counted and printed:
 // - Epilogues. After a `pop` that restores a register, GCC's CFI still says
 //   "saved at CFA-N" while that slot is now below the stack pointer. Ours
-//   reads such a register as already restored (report/stack.cpp,
+//   reads such a register as already restored (report/unwinder.cpp,
 //   apply_rule), libdw cannot read the slot (it is not in the stack copy)
 //   and loses the register, so it stops early: libdw's stack must then be a
 //   strict prefix of ours, and the leaf row must have a save slot below the
@@ -47,7 +47,7 @@
 
 #include "profiler/pipedata_reader.hpp"
 #include "report/profile_folder.hpp"
-#include "report/stack.hpp"
+#include "report/unwinder.hpp"
 #include "symbols/symbols.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/perf_events.hpp"

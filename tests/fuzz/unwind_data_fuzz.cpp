@@ -8,6 +8,7 @@
 #include <span>
 
 #include "report/cfi.hpp"
+#include "report/dwarf_expr.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {

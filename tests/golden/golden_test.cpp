@@ -46,6 +46,7 @@ const std::vector<Variant>& variants() {
       {"no-demangle", {"--no-demangle"}},
       {"top-3", {"--top", "3"}},
       {"perf-script", {"--format", "perf-script"}},
+      {"speedscope", {"--format", "speedscope"}},
   };
   return kVariants;
 }

@@ -9,7 +9,7 @@
 #include "report/cfi.hpp"
 #include "report/flamegraph.hpp"
 #include "report/profile_folder.hpp"
-#include "report/stack.hpp"
+#include "report/symbolizer.hpp"
 #include "symbols/symbols.hpp"
 #include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"

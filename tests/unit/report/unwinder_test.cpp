@@ -1,6 +1,8 @@
 // report::Unwinder on hand-made CFI: a profile folder with one module whose
 // .eh_frame is written byte by byte here, and samples whose registers and
 // stack copy are chosen so that each step is known.
+#include "report/unwinder.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,7 +11,6 @@
 
 #include "base/fs.hpp"
 #include "report/profile_folder.hpp"
-#include "report/stack.hpp"
 #include "symbols/symbols.hpp"
 #include "tests/support/temp_dir.hpp"
 

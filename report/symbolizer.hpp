@@ -1,75 +1,20 @@
-// Unwinder and Symbolizer: from a sample to a list of frame names, using
-// only the profile folder (CFI of .unwind_data, .symbols.map + load biases,
-// perf-<pid>.map).
+// Symbolizer: from an address of a process to frame names, using only the
+// profile folder (.symbols.map + load biases, perf-<pid>.map), and with
+// --inline the DWARF of the original ELF files when they match.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
-#include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "profiler/pipedata_reader.hpp"
 #include "report/profile_folder.hpp"
 
 namespace runner::report {
-
-enum class StackEnd {
-  kComplete,   // reached the outermost frame (undefined return address)
-  kTruncated,  // the stack copy ended before the outermost frame
-  kUnknown,    // a frame in code without unwind information
-};
-
-struct UnwoundStack {
-  std::vector<uint64_t> addrs;  // leaf first; return addresses after it
-  StackEnd end = StackEnd::kComplete;
-  // Frames after the leaf whose address is an exact pc, not a return
-  // address: the callers of signal frames, interrupted there (rare, so
-  // usually empty). Symbolized at the address itself, like the leaf.
-  std::vector<uint32_t> interrupted;
-  bool exact_pc(size_t i) const {
-    return i == 0 || std::find(interrupted.begin(), interrupted.end(), i) !=
-                         interrupted.end();
-  }
-};
-
-inline constexpr size_t kMaxFrames = 256;
-
-class Unwinder {
- public:
-  explicit Unwinder(ProfileFolder& folder) : folder_(folder) {}
-  // DWARF mode (regs + `stack`, the sample's stack copy: SampleRecord::stack
-  // or PipeDataReader::last_stack()) when the sample has them, else the
-  // frame-pointer call chain.
-  UnwoundStack unwind(const profiler::SampleRecord& sample,
-                      std::span<const uint8_t> stack);
-
- private:
-  UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample,
-                            std::span<const uint8_t> stack);
-  // The loaded module of a range (ProfileFolder::unwind looks up by key
-  // string; ranges are stable, so their modules are cached by address).
-  UnwindModule* module_for(const UnwindRef* range);
-  const UnwindRow* row_for(UnwindModule* module, uint64_t svma);
-
-  ProfileFolder& folder_;
-  // Rows by (module, SVMA): return addresses repeat across samples, and
-  // running the CIE + FDE program is the costly part of a step.
-  struct RowKeyHash {
-    size_t operator()(const std::pair<const UnwindModule*, uint64_t>& k) const {
-      return std::hash<uint64_t>()(k.second * 31 +
-                                   reinterpret_cast<uintptr_t>(k.first));
-    }
-  };
-  std::unordered_map<std::pair<const UnwindModule*, uint64_t>,
-                     std::optional<UnwindRow>, RowKeyHash>
-      rows_;
-  std::unordered_map<const UnwindRef*, UnwindModule*> modules_;
-};
 
 struct FrameInfo {
   std::string name;  // display name; inlined functions end in " (inlined)"
