@@ -5,6 +5,11 @@
 // spell a format's bytes themselves.
 //
 //  - numbers: the hexadecimal/decimal field parser of the text formats.
+//  - quantities: durations, counts, sizes and frequencies people type.
+//  - exec_targets: the walltime options and the exec targets JSON handed to
+//    `exec-harness -`.
 #pragma once
 
+#include "format/exec_targets.hpp"
 #include "format/numbers.hpp"
+#include "format/quantities.hpp"
