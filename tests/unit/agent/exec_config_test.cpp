@@ -1,19 +1,20 @@
-// runner.yml / codspeed.yml reading for `runner exec`, and the JSON handed to
-// `exec-harness -`.
+// runner.yml / codspeed.yml reading for `runner exec` (through yaml-cpp).
 #include "agent/exec_config.hpp"
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace runner::agent;
+using runner::format::Duration;
+using runner::format::ExecTarget;
 using runner::testing::TempDir;
+using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<ExecTarget> parse_ok(std::string_view text) {
+ExecConfig parse_ok(std::string_view text) {
   auto r = parse_exec_config(text, "runner.yml", "/base");
   REQUIRE_MESSAGE(r, r.error().what());
   return *r;
@@ -27,7 +28,7 @@ std::string parse_error(std::string_view text) {
 
 }  // namespace
 
-TEST_SUITE("results") {
+TEST_SUITE("agent") {
   TEST_CASE("split_shell_words") {
     auto w =
         split_shell_words(R"(  ls -al  '/a b' "c \"d\" \$e" f\ g h'i'"j" )");
@@ -43,8 +44,8 @@ TEST_SUITE("results") {
     CHECK_FALSE(split_shell_words("echo oops\\"));
   }
 
-  TEST_CASE("a runner.yml with options and two benchmarks") {
-    auto targets = parse_ok(
+  TEST_CASE("a runner.yml with options and three benchmarks") {
+    auto config = parse_ok(
         "# project benchmarks\n"
         "options:\n"
         "  warmup-time: 0s   # no warmup\n"
@@ -63,21 +64,23 @@ TEST_SUITE("results") {
         "      - \"%s\\n\"\n"
         "    options:\n"
         "      working-directory: /abs\n");
+    const auto& targets = config.targets;
+    CHECK(config.warnings.empty());
     REQUIRE(targets.size() == 3);
     CHECK(targets[0].name == "short-sleep");
     CHECK(targets[0].command == std::vector<std::string>{"sleep", "0.01"});
-    CHECK(targets[0].args.warmup_time == "0s");
-    CHECK(targets[0].args.max_time == "5s");
-    CHECK(targets[0].args.max_rounds == 2u);
-    CHECK_FALSE(targets[0].args.min_rounds);
+    CHECK(targets[0].walltime.warmup_time == Duration(0));
+    CHECK(targets[0].walltime.max_time == 5s);
+    CHECK(targets[0].walltime.max_rounds == 2u);
+    CHECK_FALSE(targets[0].walltime.min_rounds);
     CHECK(targets[0].working_directory == "/base/sub/dir");
 
     CHECK_FALSE(targets[1].name);
     CHECK(targets[1].command ==
           std::vector<std::string>{"sh", "-c", "echo \"a b\" # not a comment"});
-    CHECK(targets[1].args.max_rounds == 10u);  // per-benchmark override
-    CHECK(targets[1].args.min_time == "1s");
-    CHECK(targets[1].args.warmup_time == "0s");  // default kept
+    CHECK(targets[1].walltime.max_rounds == 10u);  // per-benchmark override
+    CHECK(targets[1].walltime.min_time == 1s);
+    CHECK(targets[1].walltime.warmup_time == Duration(0));  // default kept
 
     CHECK(targets[2].command == std::vector<std::string>{"printf", "%s\n"});
     CHECK(targets[2].working_directory == "/abs");
@@ -85,64 +88,116 @@ TEST_SUITE("results") {
 
   TEST_CASE("lists at the key's indentation, codspeed.yml style") {
     auto targets = parse_ok(
-        "---\n"
-        "benchmarks:\n"
-        "- exec: \"true\"\n"
-        "- name: \"quoted: name\"\n"
-        "  exec: ls -l\n");
+                       "---\n"
+                       "benchmarks:\n"
+                       "- exec: \"true\"\n"
+                       "- name: \"quoted: name\"\n"
+                       "  exec: ls -l\n")
+                       .targets;
     REQUIRE(targets.size() == 2);
     CHECK(targets[0].command == std::vector<std::string>{"true"});
     CHECK(targets[1].name == "quoted: name");
     CHECK_FALSE(targets[1].working_directory);
   }
 
-  TEST_CASE("bad files give clear errors with file:line") {
+  TEST_CASE("block scalars, anchors, aliases, merge keys and flow maps") {
+    auto config = parse_ok(
+        "defaults: &defaults\n"
+        "  warmup-time: 0s\n"
+        "  max-rounds: 3\n"
+        "options: *defaults\n"
+        "benchmarks:\n"
+        "  - name: folded\n"
+        "    exec: >\n"
+        "      sh -c\n"
+        "      'echo one'\n"
+        "  - name: literal\n"
+        "    exec: |\n"
+        "      sh -c \"echo two\"\n"
+        "    options: {<<: *defaults, max-rounds: 5}\n"
+        "  - {name: flow, exec: [echo, \"three\"], options: {min-time: 1m}}\n"
+        "  - &reused\n"
+        "    name: reused\n"
+        "    exec: !!str true\n"
+        "  - *reused\n");
+    const auto& t = config.targets;
+    REQUIRE(t.size() == 5);
+    CHECK(t[0].command == std::vector<std::string>{"sh", "-c", "echo one"});
+    CHECK(t[0].walltime.max_rounds == 3u);
+    CHECK(t[1].command == std::vector<std::string>{"sh", "-c", "echo two"});
+    CHECK(t[1].walltime.max_rounds == 5u);  // the mapping's own key wins
+    CHECK(t[1].walltime.warmup_time == Duration(0));
+    CHECK(t[2].name == "flow");
+    CHECK(t[2].command == std::vector<std::string>{"echo", "three"});
+    CHECK(t[2].walltime.min_time == 1min);
+    CHECK(t[3].command == std::vector<std::string>{"true"});
+    CHECK(t[4] == t[3]);
+    // `defaults:` is not a key of the schema: a warning with its position.
+    REQUIRE(config.warnings.size() == 1);
+    CHECK(config.warnings[0] ==
+          "runner.yml:1:1: unknown key 'defaults' (expected options or "
+          "benchmarks), ignored");
+  }
+
+  TEST_CASE("unknown keys are warnings with file:line:column") {
+    auto config = parse_ok(
+        "benchmarks:\n"
+        "  - exec: ls\n"
+        "    timeout: 3\n"
+        "    options:\n"
+        "      max_rounds: 3\n");
+    REQUIRE(config.targets.size() == 1);
+    REQUIRE(config.warnings.size() == 2);
+    CHECK(config.warnings[0] ==
+          "runner.yml:3:5: unknown key 'timeout' (expected name, id, exec or "
+          "options), ignored");
+    CHECK(config.warnings[1].find("runner.yml:5:7: unknown key 'max_rounds' "
+                                  "(expected warmup-time,") == 0);
+  }
+
+  TEST_CASE("bad files give clear errors with file:line:column") {
     struct Case {
       const char* text;
       const char* expect;
     };
     for (Case c : {
              Case{"benchmarks:\n  - entrypoint: pytest --codspeed\n",
-                  "runner.yml:2: 'entrypoint' targets are not supported by "
+                  "runner.yml:2:5: 'entrypoint' targets are not supported by "
                   "runner exec"},
              Case{"benchmarks:\n  - name: x\n",
-                  "runner.yml:2: benchmark without 'exec:'"},
+                  "runner.yml:2:5: benchmark without 'exec:'"},
              Case{"options:\n  max-rounds: 2\n", "no 'benchmarks:' list"},
+             Case{"bench:\n  - exec: ls\n", "no 'benchmarks:' list"},
              Case{"benchmarks: []\n",
-                  "runner.yml:1: 'benchmarks' must be a non-empty list"},
-             Case{"benchmarks:\n  - exec: ls\n    options:\n      max_rounds: "
-                  "3\n",
-                  "runner.yml:4: unknown option 'max_rounds'"},
+                  "runner.yml:1:13: 'benchmarks' must be a non-empty list"},
              Case{"options:\n  max-rounds: lots\nbenchmarks:\n  - exec: ls\n",
-                  "runner.yml:2: 'max-rounds' must be a positive integer"},
-             Case{"options:\n  min-rounds: 0\nbenchmarks:\n  - exec: ls\n",
-                  "must be a positive integer"},
-             Case{"benchmarks:\n  - exec: \"ls\n",
-                  "runner.yml:2: unterminated quoted string"},
+                  "runner.yml:2:15: 'max-rounds': invalid round count 'lots'"},
+             Case{"options:\n  warmup-time: soon\nbenchmarks:\n  - exec: ls\n",
+                  "runner.yml:2:16: 'warmup-time': invalid duration 'soon'"},
+             Case{"options:\n  max-time: [1s]\nbenchmarks:\n  - exec: ls\n",
+                  "'max-time' must be a string, not a list"},
              Case{"benchmarks:\n  - exec: echo 'oops\n",
-                  "runner.yml:2: exec: unterminated single quote"},
+                  "runner.yml:2:11: exec: unterminated single quote"},
              Case{"benchmarks:\n  - exec: [a, b\n",
-                  "runner.yml:2: unterminated '['"},
-             Case{"benchmarks:\n\t- exec: ls\n",
-                  "runner.yml:2: tabs are not allowed"},
-             Case{"benchmarks:\n  - exec: ls\n      oops: 1\n",
-                  "runner.yml:3: unexpected indentation"},
-             Case{"benchmarks:\n  - exec: &a ls\n",
-                  "runner.yml:2: unsupported YAML syntax '&'"},
-             Case{"benchmarks:\n  - exec: |\n      ls\n",
-                  "unsupported YAML syntax '|'"},
+                  "runner.yml:3:1: end of sequence flow not found"},
+             Case{"benchmarks:\n\t- exec: ls\n", "runner.yml:2:"},
              Case{"benchmarks:\n  - exec: ls\n    exec: pwd\n",
-                  "runner.yml:3: duplicate key 'exec'"},
-             Case{"bench:\n  - exec: ls\n",
-                  "runner.yml:1: unknown key 'bench'"},
+                  "runner.yml:3:5: duplicate key 'exec'"},
              Case{"benchmarks:\n  - exec: ''\n",
                   "'exec' must be a non-empty command"},
-             Case{"benchmarks:\n  - ls\n", "each benchmark must be a mapping"},
+             Case{"benchmarks:\n  - exec:\n", "'exec' must be a non-empty"},
+             Case{"benchmarks:\n  - ls\n",
+                  "runner.yml:2:5: each benchmark must be a mapping"},
              Case{"just a string\n", "expected a mapping"},
              Case{"benchmarks:\n  - exec: [ls, [nested]]\n",
-                  "'exec' list items must be strings"},
+                  "runner.yml:2:16: 'exec' list items must be strings"},
              Case{"benchmarks:\n  - exec: ls\n---\n",
                   "multiple YAML documents"},
+             Case{"benchmarks:\n  - {? [a] : b, exec: ls}\n",
+                  "a key must be a string, not a list"},
+             Case{"benchmarks:\n  - exec: ls\n    <<: 3\n",
+                  "'<<' must merge a mapping"},
+             Case{"benchmarks:\n  - exec: *nowhere\n", "runner.yml:2:"},
          }) {
       INFO(std::string(c.text));
       std::string message = parse_error(c.text);
@@ -151,6 +206,16 @@ TEST_SUITE("results") {
     // Empty file: an error, not a crash.
     CHECK_FALSE(parse_exec_config("", "runner.yml", "/"));
     CHECK_FALSE(parse_exec_config("# only a comment\n", "runner.yml", "/"));
+  }
+
+  TEST_CASE("an alias of its own anchor is refused, not followed forever") {
+    // yaml-cpp resolves `&a [*a]` into a list that contains itself.
+    std::string message = parse_error("benchmarks:\n  - exec: &a [*a]\n");
+    CHECK(message.find("'exec' list items must be strings") !=
+          std::string::npos);
+    message = parse_error("benchmarks: &b [*b]\n");
+    CHECK(message.find("each benchmark must be a mapping") !=
+          std::string::npos);
   }
 
   TEST_CASE("load_exec_config: discovery order, absent file, bad file") {
@@ -168,7 +233,7 @@ TEST_SUITE("results") {
     auto found = load_exec_config(dir.path());
     REQUIRE(found);
     REQUIRE(found->has_value());
-    CHECK((**found)[0].command[0] == "codspeed");
+    CHECK((*found)->targets[0].command[0] == "codspeed");
 
     REQUIRE(runner::base::write_file_atomic(
         dir.file("runner.yml"),
@@ -176,38 +241,15 @@ TEST_SUITE("results") {
                          "exec: mine\n")));
     found = load_exec_config(dir.path());
     REQUIRE(found);
-    CHECK((**found)[0].command[0] == "mine");
-    CHECK((**found)[0].working_directory == dir.file("w"));
+    CHECK((*found)->targets[0].command[0] == "mine");
+    CHECK((*found)->targets[0].working_directory == dir.file("w"));
 
     REQUIRE(runner::base::write_file_atomic(
         dir.file("runner.yml"),
         std::string_view("benchmarks:\n  - entrypoint: x\n")));
     auto bad = load_exec_config(dir.path());
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().message().find(dir.file("runner.yml") + ":2:") !=
+    CHECK(bad.error().message().find(dir.file("runner.yml") + ":2:5:") !=
           std::string::npos);
-  }
-
-  TEST_CASE("exec_targets_json: spec 6.1 shape") {
-    std::vector<ExecTarget> targets(2);
-    targets[0].command = {"sleep", "1"};
-    targets[0].name = "optional";
-    targets[0].args.max_rounds = 5;
-    targets[1].command = {"ls", "-l"};
-    targets[1].args.warmup_time = "0s";
-    targets[1].working_directory = "/w";
-    std::string text = exec_targets_json(targets);
-    CHECK(
-        text.rfind(
-            R"([{"command":["sleep","1"],"name":"optional","walltime_args":{"warmup_time":null,"max_time":null,"min_time":null,"max_rounds":5,"min_rounds":null}})",
-            0) == 0);
-    auto doc = nlohmann::json::parse(text);
-    REQUIRE(doc.size() == 2);
-    CHECK_FALSE(doc[0].contains("working_directory"));
-    CHECK_FALSE(doc[1].contains("name"));
-    CHECK(doc[1]["walltime_args"]["warmup_time"] == "0s");
-    CHECK(doc[1]["walltime_args"]["max_rounds"].is_null());
-    CHECK(doc[1]["working_directory"] == "/w");
-    CHECK(exec_targets_json({}) == "[]");
   }
 }
