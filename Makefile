@@ -14,7 +14,7 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps build format format-check function-size clean fuzz
+.PHONY: demo test deps build format format-check function-size clean fuzz man
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -29,6 +29,11 @@ deps:
 build: deps
 	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) --wrap-mode=nodownload
 	ninja -C $(BUILD)
+
+# packaging/runner.1 is generated from the command-line declarations
+# (agent/options.cpp); the agent and e2e tests fail until it is regenerated.
+man: build
+	$(RUNNER) --man > packaging/runner.1
 
 # Every test binary prints "SKIP <case>: <why>" for a case this machine
 # cannot run; the list is printed after the run, whatever its outcome.

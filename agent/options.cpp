@@ -177,45 +177,61 @@ constexpr const char* kArtifacts =
     "benchmark\n"
     "  runner.log                    the runner's own log";
 
+constexpr const char* kRunDescription =
+    "Runs COMMAND (no shell) with CODSPEED_ENV=runner,\n"
+    "CODSPEED_RUNNER_MODE=walltime and CODSPEED_PROFILE_FOLDER set, serves "
+    "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), samples "
+    "the\nprocess tree inside StartBenchmark/StopBenchmark windows and writes "
+    "the\nprofile folder. Exits with the benchmark's exit code (128+N if "
+    "killed by\nsignal N, or if the runner was interrupted by signal N). "
+    "Processes the\nbenchmark leaves running are killed at the end.";
+
+constexpr const char* kExecDescription =
+    "Runs COMMAND as a walltime benchmark through exec-harness (rounds of\n"
+    "spawn + wait), profiled like 'runner run' with every pid of the run "
+    "kept.\nWithout COMMAND, the benchmarks come from runner.yml or "
+    "codspeed.yml in\nthe working directory ('options:' defaults and a "
+    "'benchmarks:' list of\n'exec:' commands).";
+
+// A subcommand that selects `command` when the command line names it.
+CLI::App* add_command(CLI::App& app, const char* name, const char* description,
+                      Command command, CommandLine& out) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->callback([&out, command] { out.command = command; });
+  return sub;
+}
+
+// run and exec: COMMAND follows the options, the profile options, and the
+// artifacts listed after them in --help.
+CLI::App* add_profiled_command(CLI::App& app, const char* name,
+                               const char* description, Command command,
+                               CommandLine& out) {
+  CLI::App* sub = add_command(app, name, description, command, out);
+  sub->prefix_command();
+  sub->footer(kArtifacts);
+  return sub;
+}
+
 void add_run(CLI::App& app, CommandLine& out) {
-  CLI::App* run = app.add_subcommand(
-      "run",
-      "Runs COMMAND (no shell) with CODSPEED_ENV=runner,\n"
-      "CODSPEED_RUNNER_MODE=walltime and CODSPEED_PROFILE_FOLDER set, serves "
-      "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), "
-      "samples the\nprocess tree inside StartBenchmark/StopBenchmark windows "
-      "and writes the\nprofile folder. Exits with the benchmark's exit code "
-      "(128+N if killed by\nsignal N, or if the runner was interrupted by "
-      "signal N). Processes the\nbenchmark leaves running are killed at the "
-      "end.");
-  run->prefix_command();
-  run->footer(kArtifacts);
-  run->callback([&out] { out.command = Command::kRun; });
-  add_profile_options(*run, out.run);
+  add_profile_options(
+      *add_profiled_command(app, "run", kRunDescription, Command::kRun, out),
+      out.run);
 }
 
 void add_exec(CLI::App& app, CommandLine& out) {
-  CLI::App* exec = app.add_subcommand(
-      "exec",
-      "Runs COMMAND as a walltime benchmark through exec-harness (rounds of\n"
-      "spawn + wait), profiled like 'runner run' with every pid of the run "
-      "kept.\nWithout COMMAND, the benchmarks come from runner.yml or "
-      "codspeed.yml in\nthe working directory ('options:' defaults and a "
-      "'benchmarks:' list of\n'exec:' commands).");
-  exec->prefix_command();
-  exec->footer(kArtifacts);
-  exec->callback([&out] { out.command = Command::kExec; });
+  CLI::App* exec =
+      add_profiled_command(app, "exec", kExecDescription, Command::kExec, out);
   exec_harness::add_benchmark_options(*exec, out.exec);
   add_profile_options(*exec, out.run);
 }
 
 void add_report(CLI::App& app, CommandLine& out) {
-  CLI::App* report = app.add_subcommand(
-      "report",
+  CLI::App* report = add_command(
+      app, "report",
       "Unwinds and symbolizes every sample of a profile folder from the "
       "folder\nalone and writes, per benchmark, folded stacks, an interactive "
-      "flamegraph\nSVG and summary.json into PROFILE_FOLDER/report/.");
-  report->callback([&out] { out.command = Command::kReport; });
+      "flamegraph\nSVG and summary.json into PROFILE_FOLDER/report/.",
+      Command::kReport, out);
   report::ReportOptions& options = out.report;
   report->add_option("PROFILE_FOLDER", options.folder,
                      "The profile folder (default: the newest "
@@ -241,12 +257,11 @@ void add_report(CLI::App& app, CommandLine& out) {
 }
 
 void add_doctor(CLI::App& app, CommandLine& out) {
-  CLI::App* doctor = app.add_subcommand(
-      "doctor",
-      "Prints what this machine allows (perf_event_paranoid, kptr_restrict, "
-      "mlock\nlimits, hardware PMU, a perf_event_open test of each sample "
-      "type) and\nwhat the runner will do.");
-  doctor->callback([&out] { out.command = Command::kDoctor; });
+  add_command(app, "doctor",
+              "Prints what this machine allows (perf_event_paranoid, "
+              "kptr_restrict, mlock\nlimits, hardware PMU, a perf_event_open "
+              "test of each sample type) and\nwhat the runner will do.",
+              Command::kDoctor, out);
 }
 
 // Usage lines name what follows the options, which CLI11 cannot know for
