@@ -264,18 +264,6 @@ void add_doctor(CLI::App& app, CommandLine& out) {
               Command::kDoctor, out);
 }
 
-// Usage lines name what follows the options, which CLI11 cannot know for
-// the commands that take one (prefix commands).
-class Formatter : public CLI::Formatter {
- public:
-  std::string make_usage(const CLI::App* app, std::string name) const override {
-    std::string usage = CLI::Formatter::make_usage(app, std::move(name));
-    if (!app->get_prefix_command()) return usage;
-    if (!usage.empty() && usage.back() == '\n') usage.pop_back();
-    return usage + " [--] COMMAND [ARGS...]\n";
-  }
-};
-
 // The subcommand the command line selected, or nullptr.
 CLI::App* selected(CLI::App& app) {
   auto subs = app.get_subcommands();
@@ -319,7 +307,7 @@ std::unique_ptr<CLI::App> make_app(CommandLine& out) {
       "with\nperf_event_open inside benchmark windows and writes an "
       "upload-ready\nprofile folder.",
       "runner");
-  app->formatter(std::make_shared<Formatter>());
+  app->formatter(std::make_shared<exec_harness::CommandUsageFormatter>());
   app->set_version_flag("-V,--version",
                         std::string("runner ") + RUNNER_VERSION);
   app->add_flag("--man", out.man, "Print the man page (roff)")->group("");

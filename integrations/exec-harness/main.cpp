@@ -49,16 +49,6 @@ struct Failure {
   std::string message;
 };
 
-// Prints the command's usage ahead of COMMAND, which CLI11 cannot know.
-class Formatter : public CLI::Formatter {
- public:
-  std::string make_usage(const CLI::App* app, std::string name) const override {
-    std::string usage = CLI::Formatter::make_usage(app, std::move(name));
-    if (!usage.empty() && usage.back() == '\n') usage.pop_back();
-    return usage + " [--] COMMAND [ARGS...]\n       exec-harness -\n";
-  }
-};
-
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) {
@@ -85,7 +75,7 @@ std::optional<Failure> parse_command_line(int argc, char** argv,
   if (argc == 2 && std::string_view(argv[1]) == "-")
     return read_stdin_targets(targets);
   CLI::App app(kDescription, "exec-harness");
-  app.formatter(std::make_shared<Formatter>());
+  app.formatter(std::make_shared<CommandUsageFormatter>("exec-harness -"));
   app.set_version_flag("-V,--version", std::string(kIntegrationName) + " " +
                                            kIntegrationVersion);
   app.prefix_command();

@@ -58,6 +58,26 @@ inline CLI::Option* add_count_option(CLI::App& app, const std::string& flags,
   return add_parsed_option(app, flags, out, parse, "N", std::move(help));
 }
 
+// Usage lines that name what follows the options of a command that takes a
+// COMMAND (CLI11's prefix_command), which CLI11 cannot know, plus an
+// optional second synopsis line.
+class CommandUsageFormatter : public CLI::Formatter {
+ public:
+  explicit CommandUsageFormatter(std::string extra_line = "")
+      : extra_line_(std::move(extra_line)) {}
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    std::string usage = CLI::Formatter::make_usage(app, std::move(name));
+    if (!app->get_prefix_command()) return usage;
+    if (!usage.empty() && usage.back() == '\n') usage.pop_back();
+    usage += " [--] COMMAND [ARGS...]\n";
+    if (!extra_line_.empty()) usage += "       " + extra_line_ + "\n";
+    return usage;
+  }
+
+ private:
+  std::string extra_line_;
+};
+
 // --name and the walltime options into `target` (its command is the
 // caller's: the rest of the command line).
 inline void add_benchmark_options(CLI::App& app, format::ExecTarget& target) {
