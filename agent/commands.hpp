@@ -4,7 +4,7 @@
 #pragma once
 
 #include "agent/session.hpp"
-#include "format/exec_targets.hpp"
+#include "format/format.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "base/fs.hpp"
-#include "format/quantities.hpp"
+#include "format/format.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

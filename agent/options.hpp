@@ -10,7 +10,7 @@
 #include <string>
 
 #include "agent/session.hpp"
-#include "format/exec_targets.hpp"
+#include "format/format.hpp"
 #include "report/report.hpp"
 
 #include <CLI/CLI.hpp>

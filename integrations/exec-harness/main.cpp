@@ -16,7 +16,7 @@
 
 #include "base/child_process.hpp"
 #include "base/unique_fd.hpp"
-#include "format/exec_targets.hpp"
+#include "format/format.hpp"
 #include "instrument_hooks.hpp"
 #include "integrations/exec-harness/options.hpp"
 #include "integrations/exec-harness/walltime_loop.hpp"

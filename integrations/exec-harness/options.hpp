@@ -15,8 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "format/exec_targets.hpp"
-#include "format/quantities.hpp"
+#include "format/format.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "format/exec_targets.hpp"
+#include "format/format.hpp"
 
 namespace runner::exec_harness {
 

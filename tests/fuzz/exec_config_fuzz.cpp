@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "agent/exec_config.hpp"
-#include "format/exec_targets.hpp"
+#include "format/format.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
