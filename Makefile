@@ -14,7 +14,7 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz
+.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -46,6 +46,11 @@ browser-deps: deps
 	  (cd tests/browser && npm ci --no-audit --no-fund) || \
 	  { rm -rf tests/browser/node_modules; echo "npm ci failed: the browser test will skip"; }; \
 	fi
+
+# packaging/runner.1 is generated from the command-line declarations
+# (agent/options.cpp); the agent and e2e tests fail until it is regenerated.
+man: build
+	$(RUNNER) --man > packaging/runner.1
 
 # Every test binary prints "SKIP <case>: <why>" for a case this machine
 # cannot run; the list is printed after the run, whatever its outcome.

@@ -9,112 +9,149 @@
 #include <iostream>
 
 #include "agent/exec_config.hpp"
-#include "agent/exec_session.hpp"
 #include "agent/session.hpp"
-#include "agent/specs.hpp"
-#include "base/base.hpp"
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+#include "base/unique_fd.hpp"
+#include "integrations/exec-harness/walltime_loop.hpp"
 #include "profiler/profiler.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
 namespace {
 
-// Parses args; prints help (exit 0) or a one-line error (exit 2).
-std::optional<int> parse_or_exit(const CommandSpec& spec,
-                                 const std::vector<std::string>& args,
-                                 ParsedArgs& out) {
-  auto parsed = parse_args(spec, args);
-  if (!parsed) {
-    std::fprintf(stderr, "%s\n", parsed.error().message().c_str());
-    return 2;
+// A usage error found after parsing: one line, exit 2.
+int usage_error(const char* command, const std::string& message) {
+  std::fprintf(stderr, "runner %s: %s\n", command, message.c_str());
+  return 2;
+}
+
+// The sampler options that only make sense together (e.g. --mmap-size a
+// power-of-two number of pages) are checked before anything runs.
+std::optional<int> check_profile_options(const RunOptions& options,
+                                         const char* command) {
+  if (!options.profile) return std::nullopt;
+  auto valid = profiler::validate_options(options.sampler);
+  if (!valid) return usage_error(command, valid.error().message());
+  return std::nullopt;
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+base::Result<std::string> find_exec_harness() {
+  if (const char* env = std::getenv("RUNNER_EXEC_HARNESS"))
+    return std::string(env);
+  std::string dir = self_dir();
+  for (const std::string& candidate :
+       {dir + "/exec-harness",
+        dir + "/../integrations/exec-harness/exec-harness"}) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  out = std::move(*parsed);
-  if (out.has("help")) {
-    std::fputs(format_help(spec).c_str(), stdout);
-    return 0;
+  const char* path = std::getenv("PATH");
+  auto found = base::find_executable("exec-harness", path ? path : "");
+  if (found) return found;
+  return base::Error(
+      "exec-harness not found (looked next to the runner binary and in "
+      "PATH; set RUNNER_EXEC_HARNESS)");
+}
+
+// The benchmarks of `runner exec`: the command line's, else runner.yml's.
+std::optional<int> exec_targets(const format::ExecTarget& target,
+                                std::vector<format::ExecTarget>& out) {
+  if (!target.command.empty()) {
+    out = {target};
+    return std::nullopt;
+  }
+  std::error_code ec;
+  auto config = load_exec_config(std::filesystem::current_path(ec).string());
+  if (!config) return usage_error("exec", config.error().what());
+  if (!config->has_value())
+    return usage_error("exec",
+                       "missing the command (usage: runner exec [OPTIONS] -- "
+                       "COMMAND [ARGS...], or a runner.yml with "
+                       "'benchmarks:')");
+  for (const std::string& warning : (*config)->warnings)
+    std::fprintf(stderr, "runner exec: warning: %s\n", warning.c_str());
+  out = std::move((*config)->targets);
+  return std::nullopt;
+}
+
+// Every command must exist and every option be valid before anything runs
+// or is written.
+std::optional<int> check_exec_targets(
+    const std::vector<format::ExecTarget>& targets) {
+  const char* path = std::getenv("PATH");
+  for (const auto& target : targets) {
+    if (target.command.empty() || target.command[0].empty())
+      return usage_error("exec", "empty command");
+    if (auto config = exec_harness::make_loop_config(target.walltime); !config)
+      return usage_error("exec", config.error().message());
+    std::string program = target.command[0];
+    if (target.working_directory && program.find('/') != std::string::npos &&
+        program[0] != '/')
+      program = *target.working_directory + "/" + program;
+    auto found = base::find_executable(program, path ? path : "");
+    if (!found) {
+      std::fprintf(stderr, "runner exec: %s\n", found.error().what().c_str());
+      return base::spawn_error_exit_code(found.error());
+    }
   }
   return std::nullopt;
 }
 
+// The targets go to `exec-harness -` on stdin (spec §6.1), from an
+// anonymous temporary file (in $TMPDIR).
+base::Result<base::UniqueFd> exec_targets_input(
+    const std::vector<format::ExecTarget>& targets) {
+  RUNNER_ASSIGN_OR_RETURN(
+      base::UniqueFd input,
+      base::create_anonymous_temp_file("runner-exec-targets."),
+      "targets for exec-harness");
+  RUNNER_RETURN_IF_ERROR(
+      base::write_all(input.get(), format::write_exec_targets(targets)),
+      "targets for exec-harness");
+  if (::lseek(input.get(), 0, SEEK_SET) != 0)
+    return base::errno_error("targets for exec-harness: lseek");
+  return input;
+}
+
 }  // namespace
 
-int run_command(const std::vector<std::string>& args) {
-  ParsedArgs parsed;
-  if (auto code = parse_or_exit(run_spec(), args, parsed)) return *code;
-  RunOptions options;
-  if (auto st = parse_profile_options(parsed, options, "run"); !st) {
-    std::fprintf(stderr, "%s\n", st.error().message().c_str());
-    return 2;
-  }
-  options.command = parsed.command;
-  if (options.command.empty() || options.command[0].empty()) {
-    std::fprintf(stderr,
-                 "runner run: missing the benchmark command (usage: runner run "
-                 "[OPTIONS] -- COMMAND [ARGS...])\n");
-    return 2;
-  }
+int run_command(const RunOptions& options) {
+  if (options.command.empty() || options.command[0].empty())
+    return usage_error("run",
+                       "missing the benchmark command (usage: runner run "
+                       "[OPTIONS] -- COMMAND [ARGS...])");
+  if (auto code = check_profile_options(options, "run")) return *code;
   return run_session(options);
 }
 
-int exec_command(const std::vector<std::string>& args) {
-  ParsedArgs parsed;
-  if (auto code = parse_or_exit(exec_spec(), args, parsed)) return *code;
-  RunOptions options;
-  if (auto st = parse_profile_options(parsed, options, "exec"); !st) {
-    std::fprintf(stderr, "%s\n", st.error().message().c_str());
-    return 2;
+int exec_command(RunOptions options, const format::ExecTarget& target) {
+  if (auto code = check_profile_options(options, "exec")) return *code;
+  std::vector<format::ExecTarget> targets;
+  if (auto code = exec_targets(target, targets)) return *code;
+  if (auto code = check_exec_targets(targets)) return *code;
+  auto harness = find_exec_harness();
+  if (!harness) {
+    std::fprintf(stderr, "runner exec: %s\n", harness.error().what().c_str());
+    return 1;
   }
-
-  std::vector<ExecTarget> targets;
-  if (!parsed.command.empty()) {
-    ExecTarget target;
-    target.command = parsed.command;
-    target.name = parsed.get("name");
-    target.args.warmup_time = parsed.get("warmup-time");
-    target.args.max_time = parsed.get("max-time");
-    target.args.min_time = parsed.get("min-time");
-    for (const char* key : {"max-rounds", "min-rounds"}) {
-      auto v = parsed.get(key);
-      if (!v) continue;
-      char* end = nullptr;
-      unsigned long long n = std::strtoull(v->c_str(), &end, 10);
-      if (v->empty() || *end != '\0' || (*v)[0] == '-') {
-        std::fprintf(stderr,
-                     "runner exec: --%s must be a non-negative integer, got "
-                     "'%s'\n",
-                     key, v->c_str());
-        return 2;
-      }
-      (std::string(key) == "max-rounds" ? target.args.max_rounds
-                                        : target.args.min_rounds) = n;
-    }
-    targets.push_back(std::move(target));
-  } else {
-    std::error_code ec;
-    auto config = load_exec_config(std::filesystem::current_path(ec).string());
-    if (!config) {
-      std::fprintf(stderr, "runner exec: %s\n", config.error().what().c_str());
-      return 2;
-    }
-    if (!config->has_value()) {
-      std::fprintf(stderr,
-                   "runner exec: missing the command (usage: runner exec "
-                   "[OPTIONS] -- COMMAND [ARGS...], or a runner.yml with "
-                   "'benchmarks:')\n");
-      return 2;
-    }
-    targets = std::move(**config);
+  auto input = exec_targets_input(targets);
+  if (!input) {
+    std::fprintf(stderr, "runner exec: %s\n", input.error().what().c_str());
+    return 1;
   }
-  return run_exec_session(std::move(options), targets);
+  options.command = {*harness, "-"};
+  options.stdin_fd = input->get();
+  return run_session(options);
 }
 
-int report_command(const std::vector<std::string>& args) {
-  ParsedArgs parsed;
-  if (auto code = parse_or_exit(report_spec(), args, parsed)) return *code;
-  report::ReportOptions options;
-  if (!parsed.positionals.empty()) {
-    options.folder = parsed.positionals[0];
-  } else {
+int report_command(report::ReportOptions options) {
+  if (options.folder.empty()) {
     auto newest = report::find_newest_profile_folder(".");
     if (!newest) {
       std::fprintf(stderr, "runner report: %s\n",
@@ -122,29 +159,6 @@ int report_command(const std::vector<std::string>& args) {
       return 1;
     }
     options.folder = *newest;
-  }
-  options.demangle = !parsed.has("no-demangle");
-  options.inline_frames = parsed.has("inline");
-  if (auto fmt = parsed.get("format")) {
-    if (*fmt == "perf-script") {
-      options.format = report::ReportOptions::Format::kPerfScript;
-    } else if (*fmt == "speedscope") {
-      options.format = report::ReportOptions::Format::kSpeedscope;
-    } else if (*fmt != "summary") {
-      std::fprintf(stderr,
-                   "runner report: --format must be summary, perf-script or "
-                   "speedscope\n");
-      return 2;
-    }
-  }
-  if (auto top = parsed.get("top")) {
-    char* end = nullptr;
-    long n = std::strtol(top->c_str(), &end, 10);
-    if (top->empty() || *end != '\0' || n <= 0 || n > 10000) {
-      std::fprintf(stderr, "runner report: --top must be a positive number\n");
-      return 2;
-    }
-    options.top = static_cast<unsigned>(n);
   }
   auto result = report::run_report(options, std::cout, std::cerr);
   if (!result) {
@@ -154,9 +168,7 @@ int report_command(const std::vector<std::string>& args) {
   return result->exit_code;
 }
 
-int doctor_command(const std::vector<std::string>& args) {
-  ParsedArgs parsed;
-  if (auto code = parse_or_exit(doctor_spec(), args, parsed)) return *code;
+int doctor_command() {
   profiler::ProbeReport report = profiler::probe_system();
   std::string text = profiler::format_probe_report(report);
   if (!text.empty() && text.back() != '\n') text += '\n';

@@ -1,15 +1,19 @@
-// The subcommands of `runner`. Each takes the arguments after its name and
-// returns the process exit code; fatal errors are reported by the caller.
+// The subcommands of `runner`, run on the options agent/options.hpp parsed.
+// Each returns the process exit code (2 for usage errors found only now,
+// such as a missing command); fatal errors are reported by the caller.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "agent/session.hpp"
+#include "format/format.hpp"
+#include "report/report.hpp"
 
 namespace runner::agent {
 
-int run_command(const std::vector<std::string>& args);
-int exec_command(const std::vector<std::string>& args);
-int report_command(const std::vector<std::string>& args);
-int doctor_command(const std::vector<std::string>& args);
+int run_command(const RunOptions& options);
+// `target`: the command line's benchmark (its command empty: the benchmarks
+// of runner.yml / codspeed.yml in the working directory).
+int exec_command(RunOptions options, const format::ExecTarget& target);
+int report_command(report::ReportOptions options);
+int doctor_command();
 
 }  // namespace runner::agent

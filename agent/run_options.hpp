@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "agent/args.hpp"
 #include "agent/child_watcher.hpp"
 #include "base/base.hpp"
 #include "profiler/profiler.hpp"
@@ -32,12 +31,5 @@ struct RunOptions {
   // later if it still runs.
   std::chrono::milliseconds kill_after = kDefaultKillAfter;
 };
-
-// Reads the options shared by `run` and `exec` (profile-folder, freq,
-// call-graph, event, mmap-size, ...). Errors are one-line user messages.
-base::Status parse_profile_options(const ParsedArgs& args, RunOptions& out,
-                                   const std::string& command_name);
-// Parses "8M", "512K", "1G", "65536" into bytes.
-base::Result<uint64_t> parse_size(const std::string& text);
 
 }  // namespace runner::agent

@@ -10,10 +10,15 @@
 //  - execution_timestamps: ExecutionTimestamps, ExecutionTimestamps.msgpack
 //    (msgpack) read and written; perf.metadata holds a copy.
 //  - walltime_results: WalltimeResults, results/<pid>.json read and written.
+//  - quantities: durations, counts, sizes and frequencies people type.
+//  - exec_targets: the walltime options and the exec targets JSON handed to
+//    `exec-harness -`.
 #pragma once
 
+#include "format/exec_targets.hpp"
 #include "format/execution_timestamps.hpp"
 #include "format/numbers.hpp"
 #include "format/perf_metadata.hpp"
 #include "format/profile_layout.hpp"
+#include "format/quantities.hpp"
 #include "format/walltime_results.hpp"

@@ -19,6 +19,8 @@
 namespace runner::profiler {
 
 enum class CallGraphMode { kDwarf, kFramePointer };
+// kAuto: cycles where the machine has a hardware PMU, else cpu-clock.
+enum class SamplingEvent { kAuto, kCycles, kCpuClock, kTaskClock };
 
 struct SamplerOptions {
   uint32_t frequency = 997;
@@ -27,7 +29,7 @@ struct SamplerOptions {
   uint64_t mmap_size = 0;  // data bytes per CPU buffer; 0 = default_mmap_size
   bool tracking_event = true;  // the always-on dummy side-band event
   bool user_only = true;       // exclude_kernel (+ exclude_hv)
-  std::string event = "auto";  // auto | cycles | cpu-clock | task-clock
+  SamplingEvent event = SamplingEvent::kAuto;
 };
 
 struct SamplerStats {
@@ -58,7 +60,7 @@ uint64_t default_mmap_size(const SamplerOptions& options);
 inline constexpr uint64_t kMinMmapSize = 64ULL << 10;
 
 // Clear errors for bad sizes (stack_size 0 / unaligned / > 65528, frequency
-// 0, mmap_size not a power-of-two number of pages, unknown event).
+// 0, mmap_size not a power-of-two number of pages).
 base::Status validate_options(const SamplerOptions& options);
 
 class Sampler {

@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/child_process.hpp"
 #include "base/unique_fd.hpp"
+#include "format/format.hpp"
 #include "instrument_hooks.hpp"
+#include "integrations/exec-harness/options.hpp"
 #include "integrations/exec-harness/walltime_loop.hpp"
 #include "integrations/results/walltime_results.hpp"
+
+#include <CLI/CLI.hpp>
 
 extern char** environ;
 
@@ -32,21 +34,16 @@ constexpr const char* kIntegrationVersion = "1.3.0";
 // The name is truncated (the URI is not) so that it stays displayable.
 constexpr size_t kMaxNameBytes = 924;
 
-constexpr const char* kUsage =
-    "usage: exec-harness [--name NAME] [--warmup-time DUR] [--max-time DUR]\n"
-    "                    [--min-time DUR] [--max-rounds N] [--min-rounds N]\n"
-    "                    [--] COMMAND [ARGS...]\n"
-    "       exec-harness -     (JSON array of benchmarks on stdin)\n"
-    "Durations: 500ms, 1.5s, 2m, 1h, 10us, 100ns, or seconds (2, 0.5).\n";
+constexpr const char* kDescription =
+    "Runs COMMAND (no shell) as a walltime benchmark: warmup rounds, then\n"
+    "measured rounds of spawn + wait, reported to the runner over its FIFOs\n"
+    "and written to $CODSPEED_PROFILE_FOLDER/results/<pid>.json.\n"
+    "'exec-harness -' reads the benchmarks as a JSON array on stdin instead.";
 
-struct Target {
-  std::vector<std::string> command;
-  std::optional<std::string> name;
-  WalltimeArgs args;
-  std::optional<std::string> working_directory;
-};
+using format::ExecTarget;
 
-// Usage errors exit 2, command-not-found 127, everything else 1.
+// Usage errors exit 2, command-not-found 127, everything else 1; 0 with no
+// message after --help or --version.
 struct Failure {
   int exit_code;
   std::string message;
@@ -61,144 +58,46 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
-std::optional<Failure> parse_cli(int argc, char** argv,
-                                 std::vector<Target>& targets,
-                                 bool& read_stdin) {
-  Target target;
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg == "-" && i == 1 && argc == 2) {
-      read_stdin = true;
-      return std::nullopt;
-    }
-    if (arg.size() < 2 || arg[0] != '-') break;  // the command starts here
-    std::string key = arg, value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      key = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    const bool takes_value = key == "--name" || key == "--warmup-time" ||
-                             key == "--max-time" || key == "--min-time" ||
-                             key == "--max-rounds" || key == "--min-rounds";
-    if (!takes_value) {
-      return Failure{2, "unknown option '" + arg + "'\n" + kUsage};
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) {
-        return Failure{2, "option " + key + " needs a value\n" + kUsage};
-      }
-      value = argv[++i];
-    }
-    if (key == "--name") {
-      target.name = value;
-    } else if (key == "--warmup-time") {
-      target.args.warmup_time = value;
-    } else if (key == "--max-time") {
-      target.args.max_time = value;
-    } else if (key == "--min-time") {
-      target.args.min_time = value;
-    } else {
-      auto rounds = parse_rounds(value);
-      if (!rounds) return Failure{2, key + ": " + rounds.error().message()};
-      (key == "--max-rounds" ? target.args.max_rounds
-                             : target.args.min_rounds) = *rounds;
-    }
+// "exec-harness -": the spec §6.1 JSON array on stdin.
+std::optional<Failure> read_stdin_targets(std::vector<ExecTarget>& targets) {
+  std::string text((std::istreambuf_iterator<char>(std::cin)),
+                   std::istreambuf_iterator<char>());
+  auto read = format::read_exec_targets(text);
+  if (!read) return Failure{2, "stdin: " + read.error().message()};
+  targets = std::move(*read);
+  return std::nullopt;
+}
+
+// The options, then COMMAND [ARGS...] (the first argument that is not an
+// option, or everything after `--`).
+std::optional<Failure> parse_command_line(int argc, char** argv,
+                                          std::vector<ExecTarget>& targets) {
+  if (argc == 2 && std::string_view(argv[1]) == "-")
+    return read_stdin_targets(targets);
+  CLI::App app(kDescription, "exec-harness");
+  app.formatter(std::make_shared<CommandUsageFormatter>("exec-harness -"));
+  app.set_version_flag("-V,--version", std::string(kIntegrationName) + " " +
+                                           kIntegrationVersion);
+  app.prefix_command();
+  ExecTarget target;
+  add_benchmark_options(app, target);
+  const std::string hint = " (see 'exec-harness --help')";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return Failure{app.exit(e), ""};
+  } catch (const CLI::ParseError& e) {
+    return Failure{2, e.what() + hint};
   }
-  for (; i < argc; ++i) target.command.emplace_back(argv[i]);
-  if (target.command.empty()) {
-    return Failure{2, std::string("missing the command\n") + kUsage};
+  std::vector<std::string> rest = app.remaining();
+  if (!rest.empty() && rest[0] == "--") {
+    rest.erase(rest.begin());
+  } else if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-') {
+    return Failure{2, "unknown option '" + rest[0] + "'" + hint};
   }
+  if (rest.empty()) return Failure{2, "missing the command" + hint};
+  target.command = std::move(rest);
   targets.push_back(std::move(target));
-  return std::nullopt;
-}
-
-std::optional<Failure> optional_string(const nlohmann::json& obj,
-                                       const char* key,
-                                       std::optional<std::string>& out,
-                                       const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string()) {
-    return Failure{2, where + ": '" + key + "' must be a string or null"};
-  }
-  out = it->get<std::string>();
-  return std::nullopt;
-}
-
-std::optional<Failure> optional_count(const nlohmann::json& obj,
-                                      const char* key,
-                                      std::optional<uint64_t>& out,
-                                      const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_unsigned()) {
-    return Failure{
-        2, where + ": '" + key + "' must be a non-negative integer or null"};
-  }
-  out = it->get<uint64_t>();
-  return std::nullopt;
-}
-
-// The spec §6.1 stdin document: [{"command": [...], "name"?: str,
-// "walltime_args": {...}}]. "working_directory" (optional string) is our
-// extension for runner.yml's working-directory; unknown fields are ignored.
-std::optional<Failure> parse_stdin_targets(const std::string& text,
-                                           std::vector<Target>& targets) {
-  auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Failure{2, "stdin: invalid JSON (expected an array of benchmarks)"};
-  }
-  if (!doc.is_array()) return Failure{2, "stdin: expected a JSON array"};
-  if (doc.empty()) return Failure{2, "stdin: no benchmarks given"};
-  for (size_t i = 0; i < doc.size(); ++i) {
-    const auto& item = doc[i];
-    const std::string where = "stdin: benchmark #" + std::to_string(i + 1);
-    if (!item.is_object()) return Failure{2, where + ": expected an object"};
-    Target target;
-    auto command = item.find("command");
-    if (command == item.end() || !command->is_array() || command->empty()) {
-      return Failure{2, where + ": 'command' must be a non-empty array"};
-    }
-    for (const auto& word : *command) {
-      if (!word.is_string()) {
-        return Failure{2, where + ": 'command' must hold strings"};
-      }
-      target.command.push_back(word.get<std::string>());
-    }
-    if (auto f = optional_string(item, "name", target.name, where)) return f;
-    if (auto f = optional_string(item, "working_directory",
-                                 target.working_directory, where)) {
-      return f;
-    }
-    auto args = item.find("walltime_args");
-    if (args != item.end() && !args->is_null()) {
-      if (!args->is_object()) {
-        return Failure{2, where + ": 'walltime_args' must be an object"};
-      }
-      const std::string aw = where + " walltime_args";
-      if (auto f = optional_string(*args, "warmup_time",
-                                   target.args.warmup_time, aw))
-        return f;
-      if (auto f = optional_string(*args, "max_time", target.args.max_time, aw))
-        return f;
-      if (auto f = optional_string(*args, "min_time", target.args.min_time, aw))
-        return f;
-      if (auto f =
-              optional_count(*args, "max_rounds", target.args.max_rounds, aw))
-        return f;
-      if (auto f =
-              optional_count(*args, "min_rounds", target.args.min_rounds, aw))
-        return f;
-    }
-    targets.push_back(std::move(target));
-  }
   return std::nullopt;
 }
 
@@ -250,30 +149,14 @@ std::string format_ns(double ns) {
 }
 
 int fail(const Failure& f) {
-  std::fprintf(stderr, "exec-harness: %s\n", f.message.c_str());
+  if (!f.message.empty())
+    std::fprintf(stderr, "exec-harness: %s\n", f.message.c_str());
   return f.exit_code;
 }
 
 int run(int argc, char** argv) {
-  if (argc == 2 &&
-      (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-V")) {
-    std::printf("%s %s\n", kIntegrationName, kIntegrationVersion);
-    return 0;
-  }
-  if (argc == 2 &&
-      (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-
-  std::vector<Target> targets;
-  bool read_stdin = false;
-  if (auto f = parse_cli(argc, argv, targets, read_stdin)) return fail(*f);
-  if (read_stdin) {
-    std::string text((std::istreambuf_iterator<char>(std::cin)),
-                     std::istreambuf_iterator<char>());
-    if (auto f = parse_stdin_targets(text, targets)) return fail(*f);
-  }
+  std::vector<ExecTarget> targets;
+  if (auto f = parse_command_line(argc, argv, targets)) return fail(*f);
 
   // Everything is validated before the first round runs.
   const char* path_env = std::getenv("PATH");
@@ -281,7 +164,7 @@ int run(int argc, char** argv) {
   for (auto& target : targets) {
     const std::string label = target.name.value_or(join(target.command));
     if (target.command[0].empty()) return fail({2, "empty command name"});
-    auto config = make_loop_config(target.args);
+    auto config = make_loop_config(target.walltime);
     if (!config) {
       return fail(
           {2, "benchmark '" + label + "': " + config.error().message()});
@@ -315,7 +198,7 @@ int run(int argc, char** argv) {
 
   std::vector<results::BenchmarkResult> results;
   for (size_t t = 0; t < targets.size(); ++t) {
-    const Target& target = targets[t];
+    const ExecTarget& target = targets[t];
     const std::string full_name = target.name.value_or(join(target.command));
     const std::string uri = "exec_harness::" + full_name;
 

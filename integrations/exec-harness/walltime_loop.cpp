@@ -1,102 +1,21 @@
 #include "integrations/exec-harness/walltime_loop.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <cstdio>
 #include <limits>
 
 namespace runner::exec_harness {
 namespace {
 
-__extension__ typedef unsigned __int128 u128;  // exact ns arithmetic
-constexpr u128 kMaxNs = std::numeric_limits<uint64_t>::max();
-
-struct Unit {
-  std::string_view name;
-  uint64_t ns;
-};
-
-constexpr uint64_t kSecond = 1'000'000'000;
-constexpr std::array<Unit, 22> kUnits{{
-    {"ns", 1},
-    {"nsec", 1},
-    {"us", 1'000},
-    {"usec", 1'000},
-    {"\xC2\xB5s", 1'000},  // µs
-    {"ms", 1'000'000},
-    {"msec", 1'000'000},
-    {"s", kSecond},
-    {"sec", kSecond},
-    {"secs", kSecond},
-    {"second", kSecond},
-    {"seconds", kSecond},
-    {"m", 60 * kSecond},
-    {"min", 60 * kSecond},
-    {"mins", 60 * kSecond},
-    {"minute", 60 * kSecond},
-    {"minutes", 60 * kSecond},
-    {"h", 3600 * kSecond},
-    {"hr", 3600 * kSecond},
-    {"hrs", 3600 * kSecond},
-    {"hour", 3600 * kSecond},
-    {"hours", 3600 * kSecond},
-}};
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// Parses "<digits>[.<digits>]" at the start of `s` into `unit`-sized
-// nanoseconds, exactly (no floating point). Returns false on no number or
-// overflow.
-bool take_decimal(std::string_view& s, uint64_t unit, u128& out) {
-  size_t i = 0;
-  u128 whole = 0;
-  bool any = false;
-  while (i < s.size() && is_digit(s[i])) {
-    whole = whole * 10 + static_cast<u128>(s[i] - '0');
-    if (whole > kMaxNs) return false;
-    any = true;
-    ++i;
-  }
-  u128 frac = 0, scale = 1;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && is_digit(s[i])) {
-      // Digits below 1e-19 of a unit cannot change the nanosecond count.
-      if (scale < static_cast<u128>(10'000'000'000'000'000'000ULL)) {
-        frac = frac * 10 + static_cast<u128>(s[i] - '0');
-        scale *= 10;
-      }
-      any = true;
-      ++i;
-    }
-  }
-  if (!any) return false;
-  out = whole * unit + frac * unit / scale;
-  s.remove_prefix(i);
-  return out <= kMaxNs;
-}
-
-base::Error duration_error(std::string_view text, std::string_view why) {
-  return base::Error("invalid duration '" + std::string(text) +
-                     "': " + std::string(why) +
-                     " (expected e.g. 500ms, 1.5s, 2m, 1h or a number of "
-                     "seconds)");
-}
-
 std::string seconds_text(uint64_t ns) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2fs", static_cast<double>(ns) / 1e9);
   return buf;
+}
+
+std::optional<uint64_t> to_ns(const std::optional<format::Duration>& d) {
+  if (!d) return std::nullopt;
+  return static_cast<uint64_t>(d->count());
 }
 
 uint64_t saturating_add(uint64_t a, uint64_t b) {
@@ -105,108 +24,12 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
              : a + b;
 }
 
-std::optional<uint64_t> parse_optional_duration(
-    const std::optional<std::string>& text, const char* what,
-    base::Result<uint64_t>& status) {
-  if (!text || !status) return std::nullopt;
-  auto parsed = parse_duration_ns(*text);
-  if (!parsed) {
-    status = std::move(parsed.error()).context(std::string("invalid ") + what);
-    return std::nullopt;
-  }
-  return *parsed;
-}
-
 }  // namespace
 
-base::Result<uint64_t> parse_duration_ns(std::string_view text) {
-  std::string_view s = trim(text);
-  if (s.empty()) return duration_error(text, "empty");
-  // "-0" disables the warmup like "0"; any other negative value is refused.
-  if (s.front() == '-') {
-    std::string_view rest = s.substr(1);
-    u128 value = 0;
-    if (take_decimal(rest, kSecond, value) && rest.empty() && value == 0) {
-      return uint64_t{0};
-    }
-    return duration_error(text, "negative durations are not allowed");
-  }
-  if (s.front() == '+') s.remove_prefix(1);
-
-  // A bare number is seconds.
-  {
-    std::string_view rest = s;
-    u128 value = 0;
-    if (take_decimal(rest, kSecond, value) && rest.empty()) {
-      return static_cast<uint64_t>(value);
-    }
-  }
-
-  u128 total = 0;
-  while (!s.empty()) {
-    // Each piece is <number><unit>, pieces optionally separated by blanks.
-    size_t unit_start = 0;
-    while (unit_start < s.size() &&
-           (is_digit(s[unit_start]) || s[unit_start] == '.')) {
-      ++unit_start;
-    }
-    size_t unit_end = unit_start;
-    while (unit_end < s.size() && !is_blank(s[unit_end]) &&
-           !is_digit(s[unit_end])) {
-      ++unit_end;
-    }
-    std::string_view unit_name = s.substr(unit_start, unit_end - unit_start);
-    if (unit_start == 0) return duration_error(text, "expected a number");
-    if (unit_name.empty()) {
-      return duration_error(text, "missing unit after a number");
-    }
-    const Unit* unit = nullptr;
-    for (const Unit& u : kUnits) {
-      if (u.name == unit_name) unit = &u;
-    }
-    if (unit == nullptr) {
-      return duration_error(text,
-                            "unknown unit '" + std::string(unit_name) + "'");
-    }
-    std::string_view number = s.substr(0, unit_start);
-    u128 value = 0;
-    if (!take_decimal(number, unit->ns, value) || !number.empty()) {
-      return duration_error(text, "bad number or too large");
-    }
-    total += value;
-    if (total > kMaxNs) return duration_error(text, "too large");
-    s.remove_prefix(unit_end);
-    s = trim(s);
-  }
-  return static_cast<uint64_t>(total);
-}
-
-base::Result<uint64_t> parse_rounds(std::string_view text) {
-  std::string_view s = trim(text);
-  if (s.empty()) return base::Error("invalid round count: empty");
-  uint64_t value = 0;
-  for (char c : s) {
-    if (!is_digit(c)) {
-      return base::Error("invalid round count '" + std::string(text) +
-                         "': expected a non-negative integer");
-    }
-    if (value > (std::numeric_limits<uint64_t>::max() - 9) / 10) {
-      return base::Error("invalid round count '" + std::string(text) +
-                         "': too large");
-    }
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return value;
-}
-
-base::Result<LoopConfig> make_loop_config(const WalltimeArgs& args) {
-  base::Result<uint64_t> status = uint64_t{0};
-  auto warmup =
-      parse_optional_duration(args.warmup_time, "warmup_time", status);
-  auto max_time = parse_optional_duration(args.max_time, "max_time", status);
-  auto min_time = parse_optional_duration(args.min_time, "min_time", status);
-  if (!status) return std::move(status.error());
-
+base::Result<LoopConfig> make_loop_config(const format::WalltimeOptions& args) {
+  const auto warmup = to_ns(args.warmup_time);
+  const auto max_time = to_ns(args.max_time);
+  const auto min_time = to_ns(args.min_time);
   if (args.max_rounds && *args.max_rounds == 0) {
     return base::Error("max_rounds must be at least 1");
   }

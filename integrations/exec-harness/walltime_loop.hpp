@@ -1,5 +1,6 @@
 // exec-harness measurement logic (spec codspeed-runner-walltime.md §6.3):
-// duration/round option parsing and validation, the round-count rules
+// validation of the walltime options (format::WalltimeOptions, parsed by
+// format/quantities and shared with `runner exec`), the round-count rules
 // derived from the warmup, and the warmup + measurement loop. Rounds and the
 // clock are injected, so the whole algorithm is testable without processes;
 // main.cpp supplies spawn+wait rounds and CLOCK_MONOTONIC.
@@ -13,24 +14,12 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 
 namespace runner::exec_harness {
 
 inline constexpr uint64_t kDefaultWarmupTimeNs = 1'000'000'000;
 inline constexpr uint64_t kDefaultMaxTimeNs = 3'000'000'000;
-
-// "500ms", "1.5s", "2m", "1h", "10us", "100ns", combinations such as
-// "1m 30s", or a bare number of seconds ("2", "0.5"). Surrounding blanks are
-// ignored. Negative, non-finite, unparseable or overflowing values fail.
-base::Result<uint64_t> parse_duration_ns(std::string_view text);
-// A round count: decimal digits only.
-base::Result<uint64_t> parse_rounds(std::string_view text);
-
-// The user's walltime arguments, as strings/numbers (CLI or JSON stdin).
-struct WalltimeArgs {
-  std::optional<std::string> warmup_time, max_time, min_time;
-  std::optional<uint64_t> max_rounds, min_rounds;
-};
 
 // Validated options with defaults applied. A time of std::nullopt means "no
 // constraint" (an explicit max_time of 0 is unlimited too).
@@ -43,7 +32,8 @@ struct LoopConfig {
 // Defaults: warmup 1 s; max_time 3 s only when none of min_time, max_rounds,
 // min_rounds is given. Fails on min_time > max_time, min_rounds >
 // max_rounds, zero round counts, or no constraint at all with warmup 0.
-base::Result<LoopConfig> make_loop_config(const WalltimeArgs& args);
+base::Result<LoopConfig> make_loop_config(
+    const format::WalltimeOptions& options);
 
 // Number of measured rounds from the warmup's average round time (warmup >
 // 0): min = max(min_rounds, (min_time+avg)/avg + 1), max = min(max_rounds,

@@ -16,6 +16,7 @@
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using runner::testing::binary;
@@ -102,6 +103,51 @@ TEST_SUITE("e2e") {
     CHECK(missing.exit_code == 2);
     CHECK(missing.err.find("missing the benchmark command") !=
           std::string::npos);
+  }
+
+  TEST_CASE("runner run --call-graph bogus says what is allowed, exit 2") {
+    for (const char* bad : {"bogus", "dwarf,lots"}) {
+      auto r = run_process(
+          {binary("RUNNER_BIN"), "run", "--call-graph", bad, "--", "true"});
+      INFO(r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("runner run: --call-graph: '" + std::string(bad) +
+                       "'") == 0);
+      CHECK(r.err.find("expected dwarf, dwarf,SIZE") != std::string::npos);
+      CHECK(r.err.find("or fp") != std::string::npos);
+      CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+    }
+    auto event = run_process(
+        {binary("RUNNER_BIN"), "run", "--event", "instructions", "true"});
+    CHECK(event.exit_code == 2);
+    CHECK(event.err.find("expected auto, cycles, cpu-clock or task-clock") !=
+          std::string::npos);
+    auto format =
+        run_process({binary("RUNNER_BIN"), "report", "--format", "pdf"});
+    CHECK(format.exit_code == 2);
+    CHECK(format.err.find("expected summary, perf-script or speedscope") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("runner --man is packaging/runner.1, and man renders it") {
+    const std::string path = binary("RUNNER_MAN_PAGE");
+    auto printed = run_process({binary("RUNNER_BIN"), "--man"});
+    CHECK(printed.exit_code == 0);
+    auto committed = runner::base::read_file(path);
+    REQUIRE_MESSAGE(committed, committed.error().what());
+    CHECK_MESSAGE(printed.out == *committed,
+                  "regenerate it: make man (build/agent/runner --man > "
+                  "packaging/runner.1)");
+    const char* env_path = std::getenv("PATH");
+    if (!runner::base::find_executable("man", env_path ? env_path : ""))
+      RUNNER_SKIP_CASE("no man(1) here");
+    auto shown = run_process({"man", "-l", path}, {"MANWIDTH=80", "LC_ALL=C"});
+    INFO(shown.err);
+    CHECK(shown.exit_code == 0);
+    for (const char* text :
+         {"runner run", "runner exec", "runner report", "runner doctor",
+          "--call-graph", "--warmup-time", "--kill-after", "--top"})
+      CHECK_MESSAGE(shown.out.find(text) != std::string::npos, text);
   }
 
   TEST_CASE("the example benchmark: timestamps, metadata and results") {

@@ -3,87 +3,170 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/args.hpp"
 #include "agent/finalize.hpp"
+#include "agent/man_page.hpp"
+#include "agent/options.hpp"
 #include "agent/results_check.hpp"
-#include "agent/session.hpp"
-#include "agent/specs.hpp"
 #include "base/fs.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace runner::agent;
+using runner::profiler::CallGraphMode;
+using runner::profiler::SamplingEvent;
+
+namespace {
+
+// parse_command_line on "runner" + args: the exit code when it is done.
+std::optional<int> parse(std::vector<std::string> args, CommandLine& out) {
+  args.insert(args.begin(), "runner");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+}  // namespace
 
 TEST_SUITE("agent") {
-  TEST_CASE("parse_args: values, flags, -- and errors") {
-    auto parsed =
-        parse_args(run_spec(), {"--freq", "499", "--no-profile",
-                                "--profile-folder=out", "--", "./b", "--x"});
-    REQUIRE(parsed);
-    CHECK(parsed->get("freq") == "499");
-    CHECK(parsed->has("no-profile"));
-    CHECK(parsed->get("profile-folder") == "out");
-    CHECK(parsed->command == std::vector<std::string>{"./b", "--x"});
+  TEST_CASE("command line: typed values, flags, -- and the command") {
+    CommandLine line;
+    REQUIRE_FALSE(
+        parse({"run", "--freq", "499", "--no-profile", "--profile-folder=out",
+               "--call-graph", "dwarf,16K", "--event", "task-clock",
+               "--mmap-size", "8M", "--kill-after", "1.5", "--", "./b", "--x"},
+              line));
+    CHECK(line.command == Command::kRun);
+    CHECK(line.run.sampler.frequency == 499);
+    CHECK_FALSE(line.run.profile);
+    CHECK(line.run.profile_folder == "out");
+    CHECK(line.run.sampler.call_graph == CallGraphMode::kDwarf);
+    CHECK(line.run.sampler.stack_size == 16384);
+    CHECK(line.run.sampler.event == SamplingEvent::kTaskClock);
+    CHECK(line.run.sampler.mmap_size == 8u << 20);
+    CHECK(line.run.kill_after == std::chrono::milliseconds(1500));
+    CHECK(line.run.command == std::vector<std::string>{"./b", "--x"});
 
-    auto positional = parse_args(run_spec(), {"-F", "10", "./bench", "--y"});
-    REQUIRE(positional);
-    CHECK(positional->get("freq") == "10");
-    CHECK(positional->command == std::vector<std::string>{"./bench", "--y"});
+    // The first argument that is not an option starts the command, even
+    // one named like a runner command; the last of a repeated option wins.
+    CommandLine positional;
+    REQUIRE_FALSE(parse(
+        {"run", "-F", "10", "-F", "20", "--call-graph", "fp", "doctor", "--y"},
+        positional));
+    CHECK(positional.run.sampler.frequency == 20);
+    CHECK(positional.run.sampler.call_graph == CallGraphMode::kFramePointer);
+    CHECK(positional.run.command == std::vector<std::string>{"doctor", "--y"});
 
-    auto unknown = parse_args(run_spec(), {"--nope"});
-    REQUIRE_FALSE(unknown);
-    CHECK(unknown.error().message() ==
-          "runner run: unknown option '--nope' (see 'runner run --help')");
-    auto missing = parse_args(run_spec(), {"--freq"});
-    REQUIRE_FALSE(missing);
-    CHECK(missing.error().message().find("needs a value") != std::string::npos);
-    auto flag_value = parse_args(run_spec(), {"--no-profile=1"});
-    CHECK_FALSE(flag_value);
-    auto extra = parse_args(report_spec(), {"a", "b"});
-    CHECK_FALSE(extra);
+    CommandLine exec;
+    REQUIRE_FALSE(parse({"exec", "--name", "n", "--warmup-time", "0",
+                         "--max-time", "2m", "--max-rounds", "3", "true"},
+                        exec));
+    CHECK(exec.command == Command::kExec);
+    CHECK(exec.exec.name == "n");
+    CHECK(exec.exec.walltime.warmup_time == runner::format::Duration(0));
+    CHECK(exec.exec.walltime.max_time == std::chrono::minutes(2));
+    CHECK(exec.exec.walltime.max_rounds == 3u);
+    CHECK(exec.exec.command == std::vector<std::string>{"true"});
+
+    CommandLine report;
+    REQUIRE_FALSE(parse({"report", "dir", "--format", "perf-script", "--top",
+                         "3", "--no-demangle", "--inline"},
+                        report));
+    CHECK(report.command == Command::kReport);
+    CHECK(report.report.folder == "dir");
+    CHECK(report.report.format ==
+          runner::report::ReportOptions::Format::kPerfScript);
+    CHECK(report.report.top == 3);
+    CHECK_FALSE(report.report.demangle);
+    CHECK(report.report.inline_frames);
   }
 
-  TEST_CASE("help lists every option that exists") {
-    for (const CommandSpec* spec :
-         {&run_spec(), &exec_spec(), &report_spec(), &doctor_spec()}) {
-      std::string help = format_help(*spec);
-      for (const auto& opt : spec->options) {
-        if (opt.hidden) continue;
-        CHECK_MESSAGE(help.find("--" + opt.name) != std::string::npos,
-                      spec->name, " --", opt.name);
+  TEST_CASE("command line: usage errors exit 2, help and version 0") {
+    for (std::vector<std::string> bad :
+         {std::vector<std::string>{"run", "--nope"},
+          {"run", "--freq"},
+          {"run", "--call-graph", "lbr", "x"},
+          {"run", "--call-graph", "dwarf,", "x"},
+          {"run", "--freq", "0", "x"},
+          {"run", "--freq", "fast", "x"},
+          {"run", "--mmap-size", "lots", "x"},
+          {"run", "--event", "instructions", "x"},
+          {"run", "--kill-after", "soon", "x"},
+          {"exec", "--max-rounds", "-1", "x"},
+          {"exec", "--min-time", "1y", "x"},
+          {"report", "a", "b"},
+          {"report", "--format", "svg"},
+          {"report", "--top", "0"},
+          {"doctor", "extra"},
+          {"frobnicate"},
+          {}}) {
+      CommandLine line;
+      const std::string label = bad.empty() ? "" : bad.back();
+      CHECK_MESSAGE(parse(bad, line) == 2, label);
+    }
+    for (std::vector<std::string> done : {std::vector<std::string>{"--help"},
+                                          {"help"},
+                                          {"-V"},
+                                          {"run", "--help"},
+                                          {"exec", "-h"},
+                                          {"report", "--help"},
+                                          {"doctor", "--help"}}) {
+      CommandLine line;
+      CHECK(parse(done, line) == 0);
+    }
+  }
+
+  TEST_CASE("help lists every visible option of every command") {
+    CommandLine line;
+    auto app = make_app(line);
+    for (const CLI::App* sub : app->get_subcommands({})) {
+      const std::string help = sub->help("runner");
+      CHECK(help.find("Usage: runner " + sub->get_name()) != std::string::npos);
+      for (const CLI::Option* opt : sub->get_options()) {
+        if (opt->get_group().empty()) continue;  // hidden
+        for (const std::string& name : opt->get_lnames())
+          CHECK_MESSAGE(help.find("--" + name) != std::string::npos,
+                        sub->get_name(), " --", name);
       }
     }
   }
 
-  TEST_CASE("parse_size and profile options") {
-    CHECK(*parse_size("8M") == 8u << 20);
-    CHECK(*parse_size("512K") == 512u << 10);
-    CHECK(*parse_size("4096") == 4096u);
-    CHECK_FALSE(parse_size("12X"));
-    CHECK_FALSE(parse_size("M"));
-
-    RunOptions options;
-    auto parsed = parse_args(
-        run_spec(), {"--call-graph", "dwarf,16384", "--freq", "99", "--", "x"});
-    REQUIRE(parsed);
-    REQUIRE(parse_profile_options(*parsed, options, "run"));
-    CHECK(options.sampler.stack_size == 16384);
-    CHECK(options.sampler.frequency == 99);
-    CHECK(options.sampler.call_graph ==
-          runner::profiler::CallGraphMode::kDwarf);
-
-    for (std::vector<std::string> bad :
-         {std::vector<std::string>{"--call-graph", "lbr"},
-          {"--call-graph", "dwarf,"},
-          {"--call-graph", "dwarf,65536"},
-          {"--freq", "0"},
-          {"--freq", "fast"},
-          {"--mmap-size", "lots"}}) {
-      RunOptions o;
-      auto p = parse_args(run_spec(), bad);
-      REQUIRE(p);
-      CHECK_FALSE_MESSAGE(parse_profile_options(*p, o, "run"), bad[0], " ",
-                          bad[1]);
+  TEST_CASE("the man page documents every option of every command") {
+    CommandLine line;
+    auto app = make_app(line);
+    const std::string man = man_page(*app);
+    size_t options = 0;
+    for (const CLI::App* sub : app->get_subcommands({})) {
+      const std::string section = ".SS runner " + sub->get_name() + "\n";
+      const size_t start = man.find(section);
+      REQUIRE_MESSAGE(start != std::string::npos, sub->get_name());
+      const size_t end = man.find(".SS ", start + 1);
+      const std::string text = man.substr(start, end - start);
+      for (const CLI::Option* opt : sub->get_options()) {
+        for (std::string name : opt->get_lnames()) {
+          if (name == "help") continue;
+          std::string roff = "\\-\\-";
+          for (char c : name)
+            roff += c == '-' ? std::string("\\-") : std::string(1, c);
+          const bool found = text.find("\\fB" + roff) != std::string::npos ||
+                             text.find(", " + roff) != std::string::npos;
+          CHECK_MESSAGE(found, sub->get_name(), " --", name);
+          ++options;
+        }
+        if (opt->get_positional())
+          CHECK(text.find(".I " + opt->get_name()) != std::string::npos);
+      }
     }
+    CHECK(options >= 30);
+  }
+
+  TEST_CASE("packaging/runner.1 is the generated man page, byte for byte") {
+    CommandLine line;
+    auto app = make_app(line);
+    auto committed = runner::base::read_file(std::string(RUNNER_SOURCE_ROOT) +
+                                             "/packaging/runner.1");
+    REQUIRE_MESSAGE(committed, committed.error().what());
+    CHECK_MESSAGE(*committed == man_page(*app),
+                  "regenerate it: build/agent/runner --man > "
+                  "packaging/runner.1");
   }
 
   TEST_CASE("ExecutionTimestamps.msgpack bytes") {

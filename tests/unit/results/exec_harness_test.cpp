@@ -232,10 +232,12 @@ TEST_SUITE("results") {
     };
     std::vector<Case> cases = {
         {{"--bogus", "true"}, "", "unknown option '--bogus'"},
-        {{"--max-rounds"}, "", "needs a value"},
+        {{"--max-rounds"}, "", "--max-rounds: 1 required N missing"},
         {{"--max-rounds", "x", "true"}, "", "invalid round count"},
         {{"--max-rounds", "0", "true"}, "", "max_rounds must be at least 1"},
-        {{"--warmup-time", "soon", "true"}, "", "invalid warmup_time"},
+        {{"--warmup-time", "soon", "true"},
+         "",
+         "--warmup-time: invalid duration 'soon'"},
         {{"--min-time", "10s", "--max-time", "5s", "true"},
          "",
          "cannot be greater than max_time"},

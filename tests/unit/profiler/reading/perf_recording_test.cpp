@@ -433,7 +433,7 @@ TEST_SUITE("profiler") {
     REQUIRE(child);
     int32_t pid = child->pid();
     SamplerOptions options;
-    options.event = "cpu-clock";
+    options.event = runner::profiler::SamplingEvent::kCpuClock;
     auto sampler = Sampler::create(pid, options, file);
     REQUIRE_MESSAGE(sampler, sampler.error().what());
     REQUIRE((*sampler)->enable());

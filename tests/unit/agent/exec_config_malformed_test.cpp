@@ -36,7 +36,7 @@ std::string load_error(const std::string& text) {
 
 }  // namespace
 
-TEST_SUITE("results") {
+TEST_SUITE("agent") {
   TEST_CASE("runner.yml nested 20 000 levels deep is refused, not a crash") {
     struct Case {
       const char* what;
@@ -62,6 +62,7 @@ TEST_SUITE("results") {
       CAPTURE(c.what);
       const std::string error = load_error(c.text);
       CHECK(error.find("runner.yml:") != std::string::npos);
+      CHECK(error.find(": lists and mappings nested") != std::string::npos);
       CHECK(error.find("nested deeper than 64 levels") != std::string::npos);
     }
   }
@@ -84,8 +85,9 @@ TEST_SUITE("results") {
     auto loaded = load_exec_config(dir.path());
     REQUIRE_MESSAGE(loaded, loaded.error().what());
     REQUIRE(loaded->has_value());
-    REQUIRE((*loaded)->size() == 1);
-    CHECK((**loaded)[0].name == "bom");
-    CHECK((**loaded)[0].command == std::vector<std::string>{"ls", "-l"});
+    REQUIRE((*loaded)->targets.size() == 1);
+    CHECK((*loaded)->targets[0].name == "bom");
+    CHECK((*loaded)->targets[0].command ==
+          std::vector<std::string>{"ls", "-l"});
   }
 }

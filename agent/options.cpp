@@ -1,0 +1,363 @@
+#include "agent/options.hpp"
+
+#include <array>
+#include <cstdio>
+#include <string_view>
+
+#include "agent/man_page.hpp"
+#include "config.h"
+#include "integrations/exec-harness/options.hpp"
+#include "profiler/profiler.hpp"
+
+namespace runner::agent {
+namespace {
+
+using exec_harness::add_parsed_option;
+
+template <typename E>
+struct Named {
+  std::string_view name;
+  E value;
+};
+
+constexpr std::array<Named<profiler::SamplingEvent>, 4> kEvents{{
+    {"auto", profiler::SamplingEvent::kAuto},
+    {"cycles", profiler::SamplingEvent::kCycles},
+    {"cpu-clock", profiler::SamplingEvent::kCpuClock},
+    {"task-clock", profiler::SamplingEvent::kTaskClock},
+}};
+
+constexpr std::array<Named<report::ReportOptions::Format>, 3> kFormats{{
+    {"summary", report::ReportOptions::Format::kDefault},
+    {"perf-script", report::ReportOptions::Format::kPerfScript},
+    {"speedscope", report::ReportOptions::Format::kSpeedscope},
+}};
+
+constexpr uint32_t kMaxFrequency = 100000;
+constexpr auto kMaxKillAfter = std::chrono::hours(1);
+constexpr uint64_t kMaxTop = 10000;
+
+// "a, b or c".
+template <typename E, size_t N>
+std::string names_of(const std::array<Named<E>, N>& names) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? " or " : ", ";
+    out += names[i].name;
+  }
+  return out;
+}
+
+// An option whose value is one of `names`; anything else is a usage error
+// that lists them.
+template <typename E, size_t N>
+CLI::Option* add_enum_option(CLI::App& app, const std::string& flags, E& out,
+                             const std::array<Named<E>, N>& names,
+                             std::string help) {
+  auto parse = [&names](const std::string& text) -> base::Result<E> {
+    for (const auto& named : names)
+      if (named.name == text) return named.value;
+    return base::Error("'" + text + "' is not allowed: expected " +
+                       names_of(names));
+  };
+  std::string type = "{";
+  for (const auto& named : names)
+    type += std::string(type.size() > 1 ? "," : "") + std::string(named.name);
+  return add_parsed_option(app, flags, out, parse, type + "}", std::move(help));
+}
+
+constexpr const char* kCallGraphAllowed =
+    "expected dwarf, dwarf,SIZE (SIZE: stack bytes copied per sample, a "
+    "multiple of 8 up to 65528, e.g. dwarf,16384 or dwarf,16K) or fp";
+
+// --call-graph dwarf[,SIZE] | fp into the sampler options.
+void add_call_graph_option(CLI::App& app, profiler::SamplerOptions& sampler) {
+  auto set = [&sampler](const std::string& text) {
+    auto fail = [&text](const std::string& why) {
+      return CLI::ValidationError(
+          "--call-graph", "'" + text + "' " + why + ": " + kCallGraphAllowed);
+    };
+    if (text == "fp") {
+      sampler.call_graph = profiler::CallGraphMode::kFramePointer;
+      return;
+    }
+    if (text != "dwarf" && !text.starts_with("dwarf,"))
+      throw fail("is not allowed");
+    sampler.call_graph = profiler::CallGraphMode::kDwarf;
+    if (text == "dwarf") return;
+    auto size = format::parse_size(std::string_view(text).substr(6));
+    if (!size || *size > UINT32_MAX) throw fail("has an invalid SIZE");
+    sampler.stack_size = static_cast<uint32_t>(*size);
+  };
+  app.add_option_function<std::string>(
+         "--call-graph", set,
+         "How stacks are recorded: dwarf[,SIZE] copies SIZE bytes of stack "
+         "per sample for DWARF unwinding (default dwarf,8192; SIZE <= 65528, "
+         "8-byte aligned), fp follows frame pointers")
+      ->type_name("{dwarf[,SIZE],fp}")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+base::Result<std::chrono::milliseconds> parse_kill_after(
+    const std::string& text) {
+  RUNNER_ASSIGN_OR_RETURN(format::Duration d, format::parse_duration(text),
+                          "--kill-after");
+  if (d > kMaxKillAfter)
+    return base::Error("invalid duration '" + text +
+                       "': at most 1h (3600 seconds)");
+  return std::chrono::round<std::chrono::milliseconds>(d);
+}
+
+void add_sampling_options(CLI::App& app, RunOptions& run) {
+  add_parsed_option(
+      app, "-F,--freq", run.sampler.frequency,
+      [](const std::string& text) {
+        return format::parse_frequency(text, 1, kMaxFrequency);
+      },
+      "HZ", "Sampling frequency in Hz, 1..100000 (default 997)");
+  add_call_graph_option(app, run.sampler);
+  add_enum_option(app, "--event", run.sampler.event, kEvents,
+                  "Sampling event: auto (cycles where the machine has a "
+                  "hardware PMU, else cpu-clock), cycles, cpu-clock or "
+                  "task-clock (default auto)");
+  add_parsed_option(app, "--mmap-size", run.sampler.mmap_size,
+                    format::parse_size, "SIZE",
+                    "Ring buffer per CPU, a power-of-two number of pages, "
+                    "e.g. 8M, 512K (default: ~0.5 s of samples, 4M for 997 "
+                    "Hz and dwarf,8192)");
+  app.add_flag_callback(
+      "--no-tracking-event", [&run] { run.sampler.tracking_event = false; },
+      "No always-on side-band event: mappings of processes that exec outside "
+      "benchmark windows then come from /proc snapshots only");
+}
+
+// The options `run` and `exec` share.
+void add_profile_options(CLI::App& app, RunOptions& run) {
+  app.add_option("--profile-folder", run.profile_folder,
+                 "Where artifacts go (default: ./runner-profile.<timestamp>)")
+      ->type_name("DIR");
+  add_sampling_options(app, run);
+  app.add_flag_callback(
+      "--no-profile", [&run] { run.profile = false; },
+      "Run without FIFOs or sampling (integrations see no runner)");
+  app.add_flag("--allow-no-profile", run.allow_no_profile,
+               "If perf_event_open is refused, run the benchmark unprofiled "
+               "instead of failing; also accept a run whose benchmarks never "
+               "reached the runner over the FIFO");
+  app.add_flag("--allow-empty", run.allow_empty,
+               "Do not fail when the benchmark produced no results");
+  app.add_flag("--report", run.report,
+               "Run 'runner report' on the folder at the end");
+  add_parsed_option(app, "--kill-after", run.kill_after, parse_kill_after,
+                    "DURATION",
+                    "When the runner is interrupted it forwards the signal to "
+                    "the benchmark, then sends SIGKILL if it still runs this "
+                    "long later (default 5s, at most 1h)");
+  app.add_option("--fifo-dir", run.fifo_dir,
+                 "Create the FIFOs and lock in DIR instead of /tmp "
+                 "(integrations find them through RUNNER_CTL_FIFO and "
+                 "RUNNER_ACK_FIFO); for tests")
+      ->type_name("DIR")
+      ->group("");  // hidden from --help, documented in the man page
+  app.add_flag("--shared-fifos", run.shared_fifos,
+               "Serve /tmp/runner.{ctl,ack}.fifo to the whole machine under "
+               "the lock /tmp/runner.fifo.lock (one runner at a time) instead "
+               "of in the benchmark's own mount namespace");
+}
+
+constexpr const char* kArtifacts =
+    "Artifacts (in the profile folder):\n"
+    "  perf.pipedata                 samples and side-band records (perf "
+    "pipe format)\n"
+    "  <i>__<name>.symbols.map       symbols of each unique ELF file\n"
+    "  <i>__<name>.unwind_data       .eh_frame(+hdr) of each unique ELF file "
+    "(bincode V4)\n"
+    "  perf.metadata                 per-pid load biases and keys, counters\n"
+    "  ExecutionTimestamps.msgpack   benchmark URIs and markers\n"
+    "  results/<pid>.json            walltime results written by the "
+    "benchmark\n"
+    "  runner.log                    the runner's own log";
+
+constexpr const char* kRunDescription =
+    "Runs COMMAND (no shell) with CODSPEED_ENV=runner,\n"
+    "CODSPEED_RUNNER_MODE=walltime and CODSPEED_PROFILE_FOLDER set, serves "
+    "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), samples "
+    "the\nprocess tree inside StartBenchmark/StopBenchmark windows and writes "
+    "the\nprofile folder. Exits with the benchmark's exit code (128+N if "
+    "killed by\nsignal N, or if the runner was interrupted by signal N). "
+    "Processes the\nbenchmark leaves running are killed at the end.";
+
+constexpr const char* kExecDescription =
+    "Runs COMMAND as a walltime benchmark through exec-harness (rounds of\n"
+    "spawn + wait), profiled like 'runner run' with every pid of the run "
+    "kept.\nWithout COMMAND, the benchmarks come from runner.yml or "
+    "codspeed.yml in\nthe working directory ('options:' defaults and a "
+    "'benchmarks:' list of\n'exec:' commands).";
+
+// A subcommand that selects `command` when the command line names it.
+CLI::App* add_command(CLI::App& app, const char* name, const char* description,
+                      Command command, CommandLine& out) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->callback([&out, command] { out.command = command; });
+  return sub;
+}
+
+// run and exec: COMMAND follows the options, the profile options, and the
+// artifacts listed after them in --help.
+CLI::App* add_profiled_command(CLI::App& app, const char* name,
+                               const char* description, Command command,
+                               CommandLine& out) {
+  CLI::App* sub = add_command(app, name, description, command, out);
+  sub->prefix_command();
+  sub->footer(kArtifacts);
+  return sub;
+}
+
+void add_run(CLI::App& app, CommandLine& out) {
+  add_profile_options(
+      *add_profiled_command(app, "run", kRunDescription, Command::kRun, out),
+      out.run);
+}
+
+void add_exec(CLI::App& app, CommandLine& out) {
+  CLI::App* exec =
+      add_profiled_command(app, "exec", kExecDescription, Command::kExec, out);
+  exec_harness::add_benchmark_options(*exec, out.exec);
+  add_profile_options(*exec, out.run);
+}
+
+void add_report(CLI::App& app, CommandLine& out) {
+  CLI::App* report = add_command(
+      app, "report",
+      "Unwinds and symbolizes every sample of a profile folder from the "
+      "folder\nalone and writes, per benchmark, folded stacks, an interactive "
+      "flamegraph\nSVG and summary.json into PROFILE_FOLDER/report/.",
+      Command::kReport, out);
+  report::ReportOptions& options = out.report;
+  report->add_option("PROFILE_FOLDER", options.folder,
+                     "The profile folder (default: the newest "
+                     "runner-profile.* in the current directory)");
+  report->add_flag_callback(
+      "--no-demangle", [&options] { options.demangle = false; },
+      "Keep raw (mangled) symbol names");
+  report->add_flag("--inline", options.inline_frames,
+                   "Expand inlined frames when the original ELF files with "
+                   "DWARF are present");
+  add_enum_option(*report, "--format", options.format, kFormats,
+                  "summary (default: the terminal summary), perf-script "
+                  "(print samples like perf script) or speedscope (also "
+                  "write report/profile.speedscope.json for the speedscope "
+                  "viewer)");
+  add_parsed_option(
+      *report, "--top", options.top,
+      [](const std::string& text) -> base::Result<unsigned> {
+        auto n = format::parse_count(text, "number");
+        if (n && *n >= 1 && *n <= kMaxTop) return static_cast<unsigned>(*n);
+        return base::Error("'" + text + "' is not allowed: expected 1.." +
+                           std::to_string(kMaxTop));
+      },
+      "N", "Functions per benchmark in the summary (default 10)");
+}
+
+void add_doctor(CLI::App& app, CommandLine& out) {
+  add_command(app, "doctor",
+              "Prints what this machine allows (perf_event_paranoid, "
+              "kptr_restrict, mlock\nlimits, hardware PMU, a perf_event_open "
+              "test of each sample type) and\nwhat the runner will do.",
+              Command::kDoctor, out);
+}
+
+// The subcommand the command line selected, or nullptr.
+CLI::App* selected(CLI::App& app) {
+  auto subs = app.get_subcommands();
+  return subs.empty() ? nullptr : subs.front();
+}
+
+std::optional<int> usage_error(const CLI::App* sub, const std::string& what) {
+  const std::string name =
+      sub == nullptr ? "runner" : "runner " + sub->get_name();
+  std::fprintf(stderr, "%s: %s (see '%s --help')\n", name.c_str(), what.c_str(),
+               name.c_str());
+  return 2;
+}
+
+// What CLI11 left over: a prefix command's COMMAND, else unknown options and
+// unexpected arguments. What follows `--` after a command is handed to the
+// top level (the command has no positionals of its own).
+std::optional<int> take_rest(CLI::App& app, CLI::App& sub, CommandLine& out) {
+  std::vector<std::string> rest = sub.remaining();
+  const bool after_dashes = rest.empty() || rest[0] == "--";
+  if (rest.empty())
+    rest = app.remaining();
+  else if (rest[0] == "--")
+    rest.erase(rest.begin());
+  const bool takes_command = sub.get_prefix_command();
+  if (!after_dashes && rest[0].size() > 1 && rest[0][0] == '-')
+    return usage_error(&sub, "unknown option '" + rest[0] + "'");
+  if (!takes_command && !rest.empty())
+    return usage_error(&sub, "unexpected argument '" + rest[0] + "'");
+  if (out.command == Command::kRun) out.run.command = rest;
+  if (out.command == Command::kExec) out.exec.command = rest;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<CLI::App> make_app(CommandLine& out) {
+  auto app = std::make_unique<CLI::App>(
+      "A walltime profiling agent for benchmarks: runs a benchmark, speaks "
+      "the\nCodSpeed runner FIFO protocol with it, samples its process tree "
+      "with\nperf_event_open inside benchmark windows and writes an "
+      "upload-ready\nprofile folder.",
+      "runner");
+  app->formatter(std::make_shared<exec_harness::CommandUsageFormatter>());
+  app->set_version_flag("-V,--version",
+                        std::string("runner ") + RUNNER_VERSION);
+  app->add_flag("--man", out.man, "Print the man page (roff)")->group("");
+  // Unknown arguments are ours to report (take_rest), in one line.
+  app->allow_extras();
+  // At most one command: after it, a command name is an argument
+  // (`runner run doctor` runs a program named doctor).
+  app->require_subcommand(0, 1);
+  app->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_run(*app, out);
+  add_exec(*app, out);
+  add_report(*app, out);
+  add_doctor(*app, out);
+  // After the commands, which would inherit it.
+  app->footer(
+      "Run 'runner <COMMAND> --help' for a command's options.\n"
+      "Environment: RUNNER_LOG=debug or RUNNER_LOG=fifo:debug,profiler:info");
+  return app;
+}
+
+std::optional<int> parse_command_line(int argc, const char* const* argv,
+                                      CommandLine& out) {
+  auto app = make_app(out);
+  if (argc == 2 && std::string_view(argv[1]) == "help") {
+    std::fputs(app->help().c_str(), stdout);
+    return 0;
+  }
+  try {
+    app->parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app->exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(selected(*app), e.what());
+  }
+  CLI::App* sub = selected(*app);
+  if (sub != nullptr) return take_rest(*app, *sub, out);
+  if (out.man) {
+    std::fputs(man_page(*app).c_str(), stdout);
+    return 0;
+  }
+  const auto rest = app->remaining();
+  if (!rest.empty() && rest[0].starts_with("-"))
+    return usage_error(nullptr, "unknown option '" + rest[0] + "'");
+  if (!rest.empty())
+    return usage_error(nullptr, "unknown command '" + rest[0] + "'");
+  std::fputs(app->help().c_str(), stderr);
+  return 2;
+}
+
+}  // namespace runner::agent
