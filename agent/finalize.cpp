@@ -197,9 +197,9 @@ base::Status finalize_profile(FinalizeInput input) {
   const bool exec_harness = run.integration->first == "exec-harness";
 
   // ---- mappings: replay side-band records, then backfill from /proc -------
-  profiler::MappingTracker tracker(exec_harness
-                                       ? profiler::PidFilterMode::kAll
-                                       : profiler::PidFilterMode::kTracked,
+  perfdata::MappingTracker tracker(exec_harness
+                                       ? perfdata::PidFilterMode::kAll
+                                       : perfdata::PidFilterMode::kTracked,
                                    run.bench_pids);
   const std::string pipedata = folder + "/perf.pipedata";
   // Processes without samples need no mappings: beyond the most recent
@@ -219,7 +219,7 @@ base::Status finalize_profile(FinalizeInput input) {
   for (const auto& snapshot : input.snapshots)
     if (snapshot.uid) uids.emplace(snapshot.pid, *snapshot.uid);
   tracker.backfill(std::move(input.snapshots));
-  std::vector<profiler::TrackedMapping> tracked = tracker.mappings();
+  std::vector<perfdata::TrackedMapping> tracked = tracker.mappings();
   std::set<int32_t> tracked_pids = tracker.tracked_pids();
 
   std::vector<symbols::ModuleMapping> modules;

@@ -12,8 +12,7 @@
 
 #include "base/result.hpp"
 #include "fifo/fifo.hpp"
-#include "profiler/mapping_tracker.hpp"
-#include "profiler/proc_maps.hpp"
+#include "perfdata/perfdata.hpp"
 #include "profiler/sampler.hpp"
 #include "symbols/symbols.hpp"
 
@@ -24,7 +23,7 @@ struct FinalizeInput {
   fifo::RunData run;
   profiler::SamplerOptions sampler_options;
   std::optional<profiler::SamplerStats> sampler_stats;
-  std::vector<profiler::ProcSnapshot> snapshots;
+  std::vector<perfdata::ProcSnapshot> snapshots;
   bool profiled = false;
 };
 

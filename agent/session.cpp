@@ -30,8 +30,8 @@
 #include "base/mount_namespace.hpp"
 #include "base/process_tree.hpp"
 #include "fifo/fifo.hpp"
+#include "perfdata/perfdata.hpp"
 #include "profiler/probe.hpp"
-#include "profiler/proc_maps.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
@@ -302,7 +302,7 @@ int run_session(const RunOptions& options) {
   // -----------------------------------------------------------
   boost::asio::io_context io;
   std::unique_ptr<profiler::Sampler> sampler;
-  std::vector<profiler::ProcSnapshot> snapshots;
+  std::vector<perfdata::ProcSnapshot> snapshots;
   fifo::ServerHooks hooks;
   // A client can send start/stop without bound: their errors are capped.
   base::LogLimiter enable_errors(kMaxLoggedErrors);
@@ -324,7 +324,7 @@ int run_session(const RunOptions& options) {
   constexpr uint64_t kMaxSnapshotWarnings = 5;
   base::LogLimiter snapshot_errors(kMaxSnapshotWarnings);
   hooks.on_new_pid = [&snapshots, &snapshot_errors](int32_t pid) {
-    auto snapshot = profiler::snapshot_proc_maps(pid);
+    auto snapshot = perfdata::snapshot_proc_maps(pid);
     if (!snapshot) {
       if (snapshot_errors.admit())
         RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid

@@ -5,6 +5,21 @@
 // spell a format's bytes themselves.
 //
 //  - numbers: the hexadecimal/decimal field parser of the text formats.
+//  - bytes: the one little-endian, bounds-checked ByteReader/ByteWriter of
+//    the binary formats.
+//  - unwind_data: <key>.unwind_data (bincode), written by symbols/, read by
+//    report/.
+//  - perf_records: perf.pipedata record layouts (format::perf), encoded for
+//    profiler/'s writer and decoded for perfdata/'s reader.
+//  - proc_maps: /proc/<pid>/maps lines.
+//  - perf_map: perf-<pid>.map lines (JIT symbols).
+//  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 #pragma once
 
+#include "format/bytes.hpp"
 #include "format/numbers.hpp"
+#include "format/perf_map.hpp"
+#include "format/perf_records.hpp"
+#include "format/proc_maps.hpp"
+#include "format/symbols_map.hpp"
+#include "format/unwind_data.hpp"

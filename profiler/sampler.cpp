@@ -23,9 +23,9 @@
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
+#include "format/format.hpp"
 #include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
-#include "profiler/perf_format.hpp"
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/ring_buffer.hpp"
@@ -104,64 +104,51 @@ uint64_t total_mem_kb() {
   return std::strtoull(text->c_str() + pos + 9, nullptr, 10);
 }
 
-struct EventDesc {
-  perf_event_attr attr;
-  std::string name;
-  std::vector<uint64_t> ids;
-};
+using format::perf::EventDesc;
 
 void write_features(PipedataWriter& writer,
                     const std::vector<EventDesc>& events) {
   utsname uts{};
   ::uname(&uts);
-  writer.write_feature(perf_format::kFeatHostname,
+  writer.write_feature(format::perf::kFeatHostname,
                        FeatureBuilder().add_string(uts.nodename).bytes());
-  writer.write_feature(perf_format::kFeatOsRelease,
+  writer.write_feature(format::perf::kFeatOsRelease,
                        FeatureBuilder().add_string(uts.release).bytes());
-  writer.write_feature(perf_format::kFeatVersion,
+  writer.write_feature(format::perf::kFeatVersion,
                        FeatureBuilder().add_string("runner").bytes());
-  writer.write_feature(perf_format::kFeatArch,
+  writer.write_feature(format::perf::kFeatArch,
                        FeatureBuilder().add_string(uts.machine).bytes());
   // nr_cpus_avail (configured) then nr_cpus_online.
   const long configured = ::sysconf(_SC_NPROCESSORS_CONF);
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  writer.write_feature(perf_format::kFeatNrCpus,
+  writer.write_feature(format::perf::kFeatNrCpus,
                        FeatureBuilder()
                            .add_u32(static_cast<uint32_t>(configured))
                            .add_u32(static_cast<uint32_t>(online))
                            .bytes());
   if (uint64_t mem = total_mem_kb(); mem != 0)
-    writer.write_feature(perf_format::kFeatTotalMem,
+    writer.write_feature(format::perf::kFeatTotalMem,
                          FeatureBuilder().add_u64(mem).bytes());
   FeatureBuilder cmdline;
   std::vector<std::string> args = self_cmdline();
   cmdline.add_u32(static_cast<uint32_t>(args.size()));
   for (const std::string& arg : args) cmdline.add_string(arg);
-  writer.write_feature(perf_format::kFeatCmdline, cmdline.align().bytes());
-  // event_desc: nr, attr size, then per event attr, nr_ids, name, ids.
-  FeatureBuilder desc;
-  desc.add_u32(static_cast<uint32_t>(events.size()))
-      .add_u32(perf_format::kAttrSize);
-  for (const EventDesc& event : events) {
-    desc.add_bytes(&event.attr, perf_format::kAttrSize)
-        .add_u32(static_cast<uint32_t>(event.ids.size()))
-        .add_string(event.name)
-        .add_bytes(event.ids.data(), event.ids.size() * sizeof(uint64_t));
-  }
-  writer.write_feature(perf_format::kFeatEventDesc, desc.bytes());
+  writer.write_feature(format::perf::kFeatCmdline, cmdline.align().bytes());
+  writer.write_feature(format::perf::kFeatEventDesc,
+                       format::perf::encode_event_desc(events));
   // clockid: resolution in ns of the sample clock.
   timespec res{};
   ::clock_getres(CLOCK_MONOTONIC, &res);
   uint64_t res_ns = static_cast<uint64_t>(res.tv_sec) * 1000000000ULL +
                     static_cast<uint64_t>(res.tv_nsec);
   writer.write_feature(
-      perf_format::kFeatClockId,
+      format::perf::kFeatClockId,
       FeatureBuilder().add_u64(res_ns == 0 ? 1 : res_ns).bytes());
   // clock_data: version 1, clockid, wall-clock ns, clockid ns (taken
   // together, so timestamps can be mapped to wall time).
   const uint64_t tod = now_ns(CLOCK_REALTIME);
   const uint64_t mono = now_ns(CLOCK_MONOTONIC);
-  writer.write_feature(perf_format::kFeatClockData,
+  writer.write_feature(format::perf::kFeatClockData,
                        FeatureBuilder()
                            .add_u32(1)
                            .add_u32(CLOCK_MONOTONIC)
@@ -317,12 +304,12 @@ base::Status validate_options(const SamplerOptions& options) {
     return base::Error("sampling frequency must be > 0", EINVAL);
   if (options.call_graph == CallGraphMode::kDwarf) {
     if (options.stack_size == 0 || options.stack_size % 8 != 0 ||
-        options.stack_size > perf_format::kMaxStackSize) {
+        options.stack_size > format::perf::kMaxStackSize) {
       return base::Error("dwarf stack size " +
                              std::to_string(options.stack_size) +
                              " is invalid: it must be a multiple of 8 "
                              "between 8 and " +
-                             std::to_string(perf_format::kMaxStackSize),
+                             std::to_string(format::perf::kMaxStackSize),
                          EINVAL);
     }
   }

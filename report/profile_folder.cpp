@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
+#include "format/format.hpp"
 
 namespace runner::report {
 namespace {
@@ -17,21 +18,6 @@ uint64_t json_u64(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer()) return static_cast<uint64_t>(v.get<int64_t>());
   return 0;
-}
-
-std::optional<uint64_t> parse_hex(std::string_view text) {
-  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : text) {
-    int d = (c >= '0' && c <= '9')   ? c - '0'
-            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                     : -1;
-    if (d < 0) return std::nullopt;
-    v = v * 16 + static_cast<uint64_t>(d);
-  }
-  return v;
 }
 
 constexpr std::string_view kJsonSpace = " \t\r\n";
@@ -301,7 +287,7 @@ std::string marker_kind(const nlohmann::json& marker, uint64_t* ts) {
 
 }  // namespace
 
-SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
+ModuleSymbols::ModuleSymbols(std::vector<symbols::Symbol> symbols) {
   std::stable_sort(symbols.begin(), symbols.end(),
                    [](const symbols::Symbol& a, const symbols::Symbol& b) {
                      return a.addr < b.addr;
@@ -320,7 +306,7 @@ SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
   }
 }
 
-const symbols::Symbol* SymbolTable::find(uint64_t addr) const {
+const symbols::Symbol* ModuleSymbols::find(uint64_t addr) const {
   auto it = std::upper_bound(
       symbols_.begin(), symbols_.end(), addr,
       [](uint64_t a, const symbols::Symbol& s) { return a < s.addr; });
@@ -497,17 +483,17 @@ void ProfileFolder::warn_once(const std::string& key, const std::string& text) {
   if (warned_.insert(key).second) warnings_.push_back(text);
 }
 
-const SymbolTable* ProfileFolder::symbols(const std::string& key) {
+const ModuleSymbols* ProfileFolder::symbols(const std::string& key) {
   auto it = symbols_.find(key);
   if (it != symbols_.end()) return it->second.get();
-  std::unique_ptr<SymbolTable> table;
+  std::unique_ptr<ModuleSymbols> table;
   auto text = base::read_file(path_ + "/" + key + ".symbols.map");
   if (!text) {
     warn_once(key + ".symbols", key + ".symbols.map: " + text.error().what());
-  } else if (auto parsed = symbols::parse_symbols_map(*text); !parsed) {
+  } else if (auto parsed = format::parse_symbols_map(*text); !parsed) {
     warn_once(key + ".symbols", key + ".symbols.map: " + parsed.error().what());
   } else {
-    table = std::make_unique<SymbolTable>(std::move(*parsed));
+    table = std::make_unique<ModuleSymbols>(std::move(*parsed));
   }
   return (symbols_[key] = std::move(table)).get();
 }
@@ -520,7 +506,7 @@ UnwindModule* ProfileFolder::unwind(const std::string& key) {
   if (!region) {
     warn_once(key + ".unwind", key + ".unwind_data: " + region.error().what());
   } else {
-    auto data = symbols::decode_unwind_data(std::span<const uint8_t>(
+    auto data = format::decode_unwind_data(std::span<const uint8_t>(
         reinterpret_cast<const uint8_t*>(region->data()), region->size()));
     if (!data) {
       warn_once(key + ".unwind", key + ".unwind_data: " + data.error().what());
@@ -549,21 +535,8 @@ const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
   std::unique_ptr<std::vector<JitSymbol>> map;
   if (auto text =
           base::read_file(path_ + "/perf-" + std::to_string(pid) + ".map")) {
-    map = std::make_unique<std::vector<JitSymbol>>();
-    size_t pos = 0;
-    while (pos < text->size()) {
-      size_t eol = text->find('\n', pos);
-      if (eol == std::string::npos) eol = text->size();
-      std::string_view line(text->data() + pos, eol - pos);
-      pos = eol + 1;
-      size_t a = line.find(' ');
-      size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
-      if (b == std::string_view::npos) continue;
-      auto start = parse_hex(line.substr(0, a));
-      auto size = parse_hex(line.substr(a + 1, b - a - 1));
-      if (!start || !size) continue;
-      map->push_back({*start, *size, std::string(line.substr(b + 1))});
-    }
+    map =
+        std::make_unique<std::vector<JitSymbol>>(format::parse_perf_map(*text));
     std::sort(map->begin(), map->end(),
               [](const JitSymbol& x, const JitSymbol& y) {
                 return x.start < y.start;

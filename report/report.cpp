@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fs.hpp"
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/flamegraph.hpp"
 #include "report/profile_folder.hpp"
 #include "report/stack.hpp"
@@ -164,8 +164,8 @@ bool in_rounds(const Window& w, uint64_t time) {
 
 // The scalar fields of a sample (what printing needs), without copying its
 // callchain, registers and stack.
-profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
-  profiler::SampleRecord out;
+perfdata::SampleRecord without_vectors(const perfdata::SampleRecord& sample) {
+  perfdata::SampleRecord out;
   out.id = sample.id;
   out.ip = sample.ip;
   out.pid = sample.pid;
@@ -204,7 +204,7 @@ class PerfScriptPrinter {
       : out_(out), symbolizer_(symbolizer) {}
   ~PerfScriptPrinter() { flush(); }
 
-  void print(const profiler::SampleRecord& sample, const std::string& comm,
+  void print(const perfdata::SampleRecord& sample, const std::string& comm,
              const std::string& event, const UnwoundStack& stack) {
     if (comm.size() < 16) buffer_.append(16 - comm.size(), ' ');
     buffer_ += comm;
@@ -327,7 +327,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
   // perf-script: this round's samples, already unwound (the stack copies
   // are not kept), printed in time order at the end of the round.
   struct Pending {
-    profiler::SampleRecord sample;  // without its vectors
+    perfdata::SampleRecord sample;  // without its vectors
     UnwoundStack stack;
   };
   std::vector<Pending> pending;
@@ -338,7 +338,7 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
                        return a.sample.time < b.sample.time;
                      });
     for (const Pending& entry : pending) {
-      const profiler::SampleRecord& sample = entry.sample;
+      const perfdata::SampleRecord& sample = entry.sample;
       auto comm = comm_by_tid.find(sample.tid);
       if (comm == comm_by_tid.end()) comm = comm_by_tid.find(sample.pid);
       static const std::string kDefaultEvent = "cpu-clock";
@@ -356,13 +356,13 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
     pending.clear();
   };
   auto reader =
-      profiler::PipeDataReader::open(options.folder + "/perf.pipedata");
+      perfdata::PipedataReader::open(options.folder + "/perf.pipedata");
   if (!reader) {
     folder.warnings().push_back("perf.pipedata: " + reader.error().what());
   } else {
     // One Record for the whole file: its vectors are reused, and stack
     // copies are unwound straight from the reader's buffer.
-    profiler::Record record;
+    perfdata::Record record;
     while (true) {
       auto next = reader->next_into(record, /*copy_stack=*/false);
       if (!next) {
@@ -373,30 +373,30 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
         break;
       }
       if (!*next) break;
-      if (record.kind == profiler::RecordKind::kFinishedRound) {
+      if (record.kind == perfdata::RecordKind::kFinishedRound) {
         flush_round();
         continue;
       }
-      if (record.kind == profiler::RecordKind::kComm) {
+      if (record.kind == perfdata::RecordKind::kComm) {
         comm_by_tid[record.comm.tid] = record.comm.comm;
         continue;
       }
-      if (record.kind == profiler::RecordKind::kTask && !record.task.is_exit) {
+      if (record.kind == perfdata::RecordKind::kTask && !record.task.is_exit) {
         // A new thread or process starts with its parent's name.
         auto parent = comm_by_tid.find(record.task.ptid);
         if (parent != comm_by_tid.end())
           comm_by_tid.emplace(record.task.tid, parent->second);
         continue;
       }
-      if (record.kind == profiler::RecordKind::kLost) {
+      if (record.kind == perfdata::RecordKind::kLost) {
         lost_total += record.lost.lost;
         size_t index = 0;
         if (find_window(folder.windows(), record.lost.sample_id.time, &index))
           benches[bench_of_window[index]].summary.lost += record.lost.lost;
         continue;
       }
-      if (record.kind != profiler::RecordKind::kSample) continue;
-      const profiler::SampleRecord& sample = record.sample;
+      if (record.kind != perfdata::RecordKind::kSample) continue;
+      const perfdata::SampleRecord& sample = record.sample;
       ++result.samples_read;
       if (perf_script) {
         // Printed at the end of the round, in time order, once the

@@ -1,7 +1,7 @@
 // report: offline analysis of a profile folder, from the folder alone (as a
 // backend would, without the original binaries).
 //
-//   perf.pipedata ──PipeDataReader──> samples ──Unwinder (.unwind_data CFI,
+//   perf.pipedata ──PipedataReader──> samples ──Unwinder (.unwind_data CFI,
 //   per-pid ranges of perf.metadata)──> addresses ──Symbolizer
 //   (.symbols.map + load biases, perf-<pid>.map)──> names ──attribution
 //   (ExecutionTimestamps windows, rounds)──> per-benchmark stack counts

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/profile_folder.hpp"
 
 namespace runner::report {
@@ -43,13 +43,13 @@ class Unwinder {
  public:
   explicit Unwinder(ProfileFolder& folder) : folder_(folder) {}
   // DWARF mode (regs + `stack`, the sample's stack copy: SampleRecord::stack
-  // or PipeDataReader::last_stack()) when the sample has them, else the
+  // or PipedataReader::last_stack()) when the sample has them, else the
   // frame-pointer call chain.
-  UnwoundStack unwind(const profiler::SampleRecord& sample,
+  UnwoundStack unwind(const perfdata::SampleRecord& sample,
                       std::span<const uint8_t> stack);
 
  private:
-  UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample,
+  UnwoundStack unwind_dwarf(const perfdata::SampleRecord& sample,
                             std::span<const uint8_t> stack);
   // The loaded module of a range (ProfileFolder::unwind looks up by key
   // string; ranges are stable, so their modules are cached by address).

@@ -91,7 +91,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
     const std::vector<Symbol>& syms = *symbols;
     std::string path = options.out_dir + "/" + file.key + ".symbols.map";
     base::Status written =
-        base::write_file_atomic(path, format_symbols_map(syms));
+        base::write_file_atomic(path, format::format_symbols_map(syms));
     if (written) {
       result.info.has_symbols = true;
       result.info.symbol_count = syms.size();
@@ -112,7 +112,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
   if (unwind) {
     std::string path = options.out_dir + "/" + file.key + ".unwind_data";
     base::Status written =
-        base::write_file_atomic(path, encode_unwind_data(*unwind));
+        base::write_file_atomic(path, format::encode_unwind_data(*unwind));
     if (written) {
       result.info.has_unwind = true;
     } else {

@@ -1,4 +1,4 @@
-#include "profiler/mapping_tracker.hpp"
+#include "perfdata/mapping_tracker.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-namespace runner::profiler {
+namespace runner::perfdata {
 namespace {
 
 bool starts_with(const std::string& s, std::string_view prefix) {
@@ -235,7 +235,7 @@ void MappingTracker::apply(const Record& record) {
 }
 
 base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
-  auto reader = PipeDataReader::open(pipedata_path);
+  auto reader = PipedataReader::open(pipedata_path);
   if (!reader) {
     ++stats_.replay_errors;
     return std::move(reader).error();
@@ -431,4 +431,4 @@ std::set<int32_t> MappingTracker::tracked_pids() const {
   return out;
 }
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "profiler/pipedata_reader.hpp"
-#include "profiler/proc_maps.hpp"
+#include "perfdata/pipedata_reader.hpp"
+#include "perfdata/proc_maps.hpp"
 
-namespace runner::profiler {
+namespace runner::perfdata {
 
 enum class PidFilterMode {
   kTracked,  // announced pids and all their descendants (FORK)
@@ -162,4 +162,4 @@ class MappingTracker {
 // /proc snapshots so both sources skip the same things.
 const char* skip_reason_for_path(const std::string& path);
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata
