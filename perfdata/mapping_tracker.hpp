@@ -125,7 +125,16 @@ class MappingTracker {
     uint64_t inode = 0;
   };
 
+  struct PinIndex;
+
   bool pid_passes(int32_t pid) const;
+  // The steps of backfill().
+  void repin_unusable_mmaps(PinIndex& pins);
+  void backfill_snapshot(ProcSnapshot& snap, PinIndex& pins);
+  bool readable_snapshot_file(ProcSnapshot& snap, const ProcMapping& m,
+                              const PinIndex& pins, PinnedFile** pin);
+  static TrackedMapping snapshot_mapping(const ProcSnapshot& snap,
+                                         const ProcMapping& m);
   void apply_mmap(const Mmap2Record& m);
   void apply_fork(const TaskRecord& t);
   void apply_exit(const TaskRecord& t);
