@@ -17,6 +17,7 @@
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
 #include "config.h"
+#include "format/format.hpp"
 #include "profiler/pipedata_writer.hpp"
 
 namespace runner::agent {
@@ -101,14 +102,12 @@ base::Status report_write_failures(const std::vector<std::string>& failures) {
 std::optional<std::string> dump_own_vdso() {
   auto maps = base::read_file("/proc/self/maps");
   if (!maps) return std::nullopt;
-  size_t pos = maps->find("[vdso]");
-  if (pos == std::string::npos) return std::nullopt;
-  size_t line_start = maps->rfind('\n', pos);
-  line_start = line_start == std::string::npos ? 0 : line_start + 1;
-  unsigned long long start = 0, end = 0;
-  if (std::sscanf(maps->c_str() + line_start, "%llx-%llx", &start, &end) != 2 ||
-      end <= start || end - start > (1u << 20))
-    return std::nullopt;
+  std::vector<format::MapsLine> lines = format::parse_maps(*maps);
+  auto vdso = std::find_if(lines.begin(), lines.end(),
+                           [](const auto& l) { return l.path == "[vdso]"; });
+  if (vdso == lines.end()) return std::nullopt;
+  const uint64_t start = vdso->start, end = vdso->end;
+  if (end <= start || end - start > (1u << 20)) return std::nullopt;
   auto file = base::create_temp_file("runner-vdso.");
   if (!file) return std::nullopt;
   const auto* bytes =

@@ -15,11 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "base/fs.hpp"
 #include "bench_util.hpp"
+#include "format/format.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {
@@ -30,24 +30,18 @@ using runner::symbols::bench::now_ms;
 
 std::vector<ModuleMapping> self_mappings() {
   std::vector<ModuleMapping> out;
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode >> path;
-    if (perms.find('x') == std::string::npos || path.empty() || path[0] != '/')
-      continue;
+  auto maps = runner::base::read_file("/proc/self/maps");
+  if (!maps) return out;
+  for (const runner::format::ProcMapping& line :
+       runner::format::parse_proc_maps(*maps)) {
     ModuleMapping m;
-    m.path = path;
-    m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-    m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-    m.pgoff = std::stoull(offset, nullptr, 16);
-    m.dev_major = static_cast<uint32_t>(
-        std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
-    m.dev_minor = static_cast<uint32_t>(
-        std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
-    m.inode = std::stoull(inode);
+    m.path = line.path;
+    m.start = line.start;
+    m.end = line.end;
+    m.pgoff = line.offset;
+    m.dev_major = line.dev_major;
+    m.dev_minor = line.dev_minor;
+    m.inode = line.inode;
     out.push_back(m);
   }
   return out;
