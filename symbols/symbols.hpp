@@ -163,6 +163,21 @@ struct ModuleMapping {
   std::optional<uint64_t> timestamp;
 };
 
+// The mapping one /proc/<pid>/maps line describes (as the pid saw it).
+inline ModuleMapping module_mapping(const format::ProcMapping& line,
+                                    int32_t pid) {
+  return ModuleMapping{.pid = pid,
+                       .path = line.path,
+                       .open_path = {},
+                       .start = line.start,
+                       .end = line.end,
+                       .pgoff = line.offset,
+                       .dev_major = line.dev_major,
+                       .dev_minor = line.dev_minor,
+                       .inode = line.inode,
+                       .timestamp = std::nullopt};
+}
+
 struct ArtifactOptions {
   std::string out_dir;
   unsigned threads = 0;  // 0 = all cores

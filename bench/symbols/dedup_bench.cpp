@@ -33,17 +33,8 @@ std::vector<ModuleMapping> self_mappings() {
   auto maps = runner::base::read_file("/proc/self/maps");
   if (!maps) return out;
   for (const runner::format::ProcMapping& line :
-       runner::format::parse_proc_maps(*maps)) {
-    ModuleMapping m;
-    m.path = line.path;
-    m.start = line.start;
-    m.end = line.end;
-    m.pgoff = line.offset;
-    m.dev_major = line.dev_major;
-    m.dev_minor = line.dev_minor;
-    m.inode = line.inode;
-    out.push_back(m);
-  }
+       runner::format::parse_proc_maps(*maps))
+    out.push_back(runner::symbols::module_mapping(line, 0));
   return out;
 }
 

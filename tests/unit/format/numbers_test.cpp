@@ -1,6 +1,6 @@
-#include "format/format.hpp"
-
 #include <doctest/doctest.h>
+
+#include "format/format.hpp"
 
 using runner::format::HexPrefix;
 using runner::format::parse_dec;

@@ -283,18 +283,8 @@ TEST_SUITE("symbols") {
     auto maps = runner::base::read_file("/proc/self/maps");
     REQUIRE(maps);
     for (const runner::format::ProcMapping& line :
-         runner::format::parse_proc_maps(*maps)) {
-      ModuleMapping m;
-      m.pid = ::getpid();
-      m.path = line.path;
-      m.start = line.start;
-      m.end = line.end;
-      m.pgoff = line.offset;
-      m.dev_major = line.dev_major;
-      m.dev_minor = line.dev_minor;
-      m.inode = line.inode;
-      mappings.push_back(m);
-    }
+         runner::format::parse_proc_maps(*maps))
+      mappings.push_back(module_mapping(line, ::getpid()));
     REQUIRE(mappings.size() >= 3);
     runner::testing::TempDir out;
     auto set = build_artifacts(mappings, options_for(out.path()));
