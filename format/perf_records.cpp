@@ -303,6 +303,29 @@ std::vector<uint8_t> encode_pipe_header() {
   return w.take();
 }
 
+base::Status check_pipe_header(std::span<const uint8_t> start) {
+  auto starts_with = [&](const char* magic) {
+    return start.size() >= 8 && std::memcmp(start.data(), magic, 8) == 0;
+  };
+  if (!starts_with(kPipeMagic)) {
+    if (starts_with("2ELIFREP"))
+      return base::Error(
+          "perf.data written with the other byte order; not supported");
+    if (starts_with("PERFFILE"))
+      return base::Error("perf.data version 1; not supported");
+    return base::Error("not a perf.data file (bad magic)");
+  }
+  if (start.size() < kPipeHeaderSize)
+    return base::Error("truncated perf.data header (" +
+                       std::to_string(start.size()) + " bytes)");
+  const uint64_t header_size = load_le(start, 8, 8);
+  if (header_size != kPipeHeaderSize)
+    return base::Error(
+        "a perf.data file header (size " + std::to_string(header_size) +
+        "), not pipe mode: only pipe-mode files (perf record -o -) are read");
+  return {};
+}
+
 std::vector<uint8_t> encode_attr_record(const perf_event_attr& attr,
                                         std::span<const uint64_t> ids) {
   static_assert(sizeof(perf_event_attr) >= kAttrSize);

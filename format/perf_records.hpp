@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace runner::format::perf {
 
 inline constexpr char kPipeMagic[8] = {'P', 'E', 'R', 'F', 'I', 'L', 'E', '2'};
@@ -215,6 +217,11 @@ bool decode_lost(std::span<const uint8_t> body, LostRecord* l);
 
 // The 16-byte pipe header: magic + its own size.
 std::vector<uint8_t> encode_pipe_header();
+// Checks the start of a file (`start`: its first bytes, at least the 16 of
+// the header unless the file is shorter) for the pipe header; the Error
+// says what the file is instead (other byte order, perf.data version 1, a
+// perf.data file header, not perf.data at all, truncated).
+base::Status check_pipe_header(std::span<const uint8_t> start);
 // HEADER_ATTR: the attr as kAttrSize bytes (attr.size set to it), then ids.
 std::vector<uint8_t> encode_attr_record(const perf_event_attr& attr,
                                         std::span<const uint64_t> ids);

@@ -458,26 +458,8 @@ base::Result<PipedataReader> PipedataReader::open(const std::string& path,
   if (!avail) return std::move(avail).error();
   const uint8_t* p = impl->data + impl->begin;
   if (*avail == 0) return base::Error(path + ": empty file, not a perf.data");
-  if (*avail < sizeof(pf::kPipeMagic) ||
-      std::memcmp(p, pf::kPipeMagic, sizeof(pf::kPipeMagic)) != 0) {
-    if (*avail >= 8 && std::memcmp(p, "2ELIFREP", 8) == 0)
-      return base::Error(path +
-                         ": perf.data written with the other byte order; not "
-                         "supported");
-    if (*avail >= 8 && std::memcmp(p, "PERFFILE", 8) == 0)
-      return base::Error(path + ": perf.data version 1; not supported");
-    return base::Error(path + ": not a perf.data file (bad magic)");
-  }
-  if (*avail < pf::kPipeHeaderSize)
-    return base::Error(path + ": truncated perf.data header (" +
-                       std::to_string(*avail) + " bytes)");
-  uint64_t header_size;
-  std::memcpy(&header_size, p + 8, 8);
-  if (header_size != pf::kPipeHeaderSize)
-    return base::Error(
-        path + ": a perf.data file header (size " +
-        std::to_string(header_size) +
-        "), not pipe mode: only pipe-mode files (perf record -o -) are read");
+  if (auto header = pf::check_pipe_header({p, *avail}); !header)
+    return std::move(header).error().context(path);
   impl->consume(pf::kPipeHeaderSize);
   return PipedataReader(std::move(impl));
 }

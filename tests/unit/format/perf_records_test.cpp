@@ -25,6 +25,20 @@ TEST_SUITE("format") {
     auto header = encode_pipe_header();
     REQUIRE(header.size() == kPipeHeaderSize);
     CHECK(std::memcmp(header.data(), "PERFILE2", 8) == 0);
+    CHECK(check_pipe_header(header));
+    CHECK(check_pipe_header(std::span(header).first(12)).error().what() ==
+          "truncated perf.data header (12 bytes)");
+    std::vector<uint8_t> file_mode = header;
+    file_mode[8] = 104;  // perf.data's file header is 104 bytes
+    CHECK(check_pipe_header(file_mode).error().what().starts_with(
+        "a perf.data file header (size 104)"));
+    const std::string swapped = "2ELIFREP";
+    CHECK(check_pipe_header({reinterpret_cast<const uint8_t*>(swapped.data()),
+                             swapped.size()})
+              .error()
+              .what()
+              .find("other byte order") != std::string::npos);
+    CHECK_FALSE(check_pipe_header({}));
 
     perf_event_attr attr{};
     attr.type = PERF_TYPE_SOFTWARE;
