@@ -410,30 +410,31 @@ uint64_t out_of_band_payload(uint32_t type, std::span<const uint8_t> body) {
 }
 
 FeatureBuilder& FeatureBuilder::add_u32(uint32_t value) {
-  return add_bytes(&value, sizeof(value));
+  out_.u32(value);
+  return *this;
 }
 
 FeatureBuilder& FeatureBuilder::add_u64(uint64_t value) {
-  return add_bytes(&value, sizeof(value));
+  out_.u64(value);
+  return *this;
 }
 
 FeatureBuilder& FeatureBuilder::add_string(const std::string& value) {
   const uint32_t len = static_cast<uint32_t>(
       (value.size() + 1 + kStringAlign - 1) / kStringAlign * kStringAlign);
-  add_u32(len);
-  add_bytes(value.data(), value.size());
-  bytes_.resize(bytes_.size() + (len - value.size()), 0);
+  out_.u32(len);
+  out_.bytes(value);
+  out_.zeros(len - value.size());
   return *this;
 }
 
 FeatureBuilder& FeatureBuilder::add_bytes(const void* data, size_t size) {
-  const auto* begin = static_cast<const uint8_t*>(data);
-  bytes_.insert(bytes_.end(), begin, begin + size);
+  out_.bytes(as_bytes(data, size));
   return *this;
 }
 
 FeatureBuilder& FeatureBuilder::align() {
-  bytes_.resize((bytes_.size() + 7) / 8 * 8, 0);
+  out_.align(8);
   return *this;
 }
 

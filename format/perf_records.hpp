@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/bytes.hpp"
 
 namespace runner::format::perf {
 
@@ -258,10 +259,10 @@ class FeatureBuilder {
   FeatureBuilder& add_bytes(const void* data, size_t size);
   // Zero-pads the payload to a multiple of 8 bytes.
   FeatureBuilder& align();
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  const std::vector<uint8_t>& bytes() const { return out_.view(); }
 
  private:
-  std::vector<uint8_t> bytes_;
+  ByteWriter out_;
 };
 
 // EVENT_DESC: u32 nr, u32 attr_size, then per event the attr, u32 nr_ids, a
