@@ -182,6 +182,10 @@ struct EventDesc {
 // ---- kernel records
 // -----------------------------------------------------------
 
+// PERF_RECORD_LOST is { header; u64 id; u64 lost; sample_id }: where its
+// count of lost records is, for readers of raw ring-buffer bytes.
+inline constexpr size_t kLostCountOffset = sizeof(perf_event_header) + 8;
+
 // Size of the fixed part of a record before its sample_id_all trailer (and
 // before MMAP/MMAP2/COMM's string), or 0 for a type without one here.
 size_t fixed_size(uint32_t type);

@@ -219,9 +219,8 @@ bool Sampler::Impl::drain_pass(bool in_window) {
           if (header.type == PERF_RECORD_SAMPLE) {
             ++samples;
           } else if (header.type == PERF_RECORD_LOST) {
-            // struct { header; u64 id; u64 lost; sample_id }
             uint64_t lost = 0;
-            if (bytes.read(sizeof(header) + sizeof(uint64_t), &lost,
+            if (bytes.read(format::perf::kLostCountOffset, &lost,
                            sizeof(lost))) {
               ++lost_records;
               lost_samples += lost;
