@@ -1,7 +1,7 @@
 // agent: the `runner` command line and orchestration. The only part that
 // depends on all the others:
 //   fifo::Server (protocol, timestamps) ── hooks ──> profiler::Sampler
-//   profiler::MappingTracker + snapshots ──> symbols::build_artifacts
+//   perfdata::MappingTracker + snapshots ──> symbols::build_artifacts
 //   ──> perf.metadata / ExecutionTimestamps.msgpack (agent/artifacts)
 //   report::run_report for `runner report` and `runner run --report`.
 // main() only calls run_main(), which catches fatal exceptions.

@@ -16,7 +16,7 @@
 #include "base/unique_fd.hpp"
 #include "config.h"
 #include "format/format.hpp"
-#include "profiler/pipedata_writer.hpp"
+#include "profiler/profiler.hpp"
 
 namespace runner::agent {
 namespace {
@@ -81,14 +81,12 @@ base::Status report_write_failures(const std::vector<std::string>& failures) {
 std::optional<std::string> dump_own_vdso() {
   auto maps = base::read_file("/proc/self/maps");
   if (!maps) return std::nullopt;
-  size_t pos = maps->find("[vdso]");
-  if (pos == std::string::npos) return std::nullopt;
-  size_t line_start = maps->rfind('\n', pos);
-  line_start = line_start == std::string::npos ? 0 : line_start + 1;
-  unsigned long long start = 0, end = 0;
-  if (std::sscanf(maps->c_str() + line_start, "%llx-%llx", &start, &end) != 2 ||
-      end <= start || end - start > (1u << 20))
-    return std::nullopt;
+  std::vector<format::MapsLine> lines = format::parse_maps(*maps);
+  auto vdso = std::find_if(lines.begin(), lines.end(),
+                           [](const auto& l) { return l.path == "[vdso]"; });
+  if (vdso == lines.end()) return std::nullopt;
+  const uint64_t start = vdso->start, end = vdso->end;
+  if (end <= start || end - start > (1u << 20)) return std::nullopt;
   auto file = base::create_temp_file("runner-vdso.");
   if (!file) return std::nullopt;
   const auto* bytes =
@@ -143,10 +141,10 @@ format::ExecutionTimestamps execution_timestamps(const fifo::RunData& run) {
 
 // What the mapping replay left for the artifacts and the metadata.
 struct Mappings {
-  std::vector<profiler::TrackedMapping> tracked;
+  std::vector<perfdata::TrackedMapping> tracked;
   std::set<int32_t> tracked_pids;
   std::map<int32_t, uint32_t> uids;  // of the snapshotted processes
-  profiler::TrackingStats stats;
+  perfdata::TrackingStats stats;
 };
 
 // Replays the side-band records of perf.pipedata, then backfills from the
@@ -156,9 +154,9 @@ Mappings replay_mappings(FinalizeInput& input,
                          const std::optional<std::string>& vdso) {
   const fifo::RunData& run = input.run;
   const bool exec_harness = run.integration->first == "exec-harness";
-  profiler::MappingTracker tracker(exec_harness
-                                       ? profiler::PidFilterMode::kAll
-                                       : profiler::PidFilterMode::kTracked,
+  perfdata::MappingTracker tracker(exec_harness
+                                       ? perfdata::PidFilterMode::kAll
+                                       : perfdata::PidFilterMode::kTracked,
                                    run.bench_pids);
   // Processes without samples need no mappings: beyond the most recent
   // kUnsampledExitedKept of them they are forgotten, so that memory follows
@@ -185,7 +183,7 @@ Mappings replay_mappings(FinalizeInput& input,
 // <key>.symbols.map and <key>.unwind_data of every mapped module (and its
 // debug info); failures are logged, what was built is returned.
 symbols::ArtifactSet build_module_artifacts(
-    const std::vector<profiler::TrackedMapping>& tracked,
+    const std::vector<perfdata::TrackedMapping>& tracked,
     const format::ProfileLayout& layout) {
   std::vector<symbols::ModuleMapping> modules;
   modules.reserve(tracked.size());

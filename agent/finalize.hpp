@@ -10,6 +10,7 @@
 
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
+#include "perfdata/perfdata.hpp"
 #include "profiler/profiler.hpp"
 #include "symbols/symbols.hpp"
 
@@ -20,7 +21,7 @@ struct FinalizeInput {
   fifo::RunData run;
   profiler::SamplerOptions sampler_options;
   std::optional<profiler::SamplerStats> sampler_stats;
-  std::vector<profiler::ProcSnapshot> snapshots;
+  std::vector<perfdata::ProcSnapshot> snapshots;
   bool profiled = false;
 };
 

@@ -14,6 +14,7 @@
 #include "agent/instrumentation_check.hpp"
 #include "agent/results_check.hpp"
 #include "format/format.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
@@ -212,7 +213,7 @@ fifo::ServerHooks Session::fifo_hooks() {
                                << disable_errors_.note();
   };
   hooks.on_new_pid = [this](int32_t pid) {
-    auto snapshot = profiler::snapshot_proc_maps(pid);
+    auto snapshot = perfdata::snapshot_proc_maps(pid);
     if (!snapshot) {
       if (snapshot_errors_.admit())
         RUNNER_LOG(kLog, kWarning) << "cannot snapshot /proc/" << pid

@@ -28,6 +28,7 @@
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
+#include "perfdata/perfdata.hpp"
 #include "profiler/profiler.hpp"
 
 namespace runner::agent {
@@ -94,7 +95,7 @@ class Session {
   base::SpawnOptions spawn_;
   boost::asio::io_context io_;
   std::unique_ptr<profiler::Sampler> sampler_;
-  std::vector<profiler::ProcSnapshot> snapshots_;
+  std::vector<perfdata::ProcSnapshot> snapshots_;
   // A client can send start/stop and announce pids without bound: their
   // errors are capped.
   base::LogLimiter enable_errors_{kMaxLoggedErrors};

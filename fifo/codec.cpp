@@ -3,28 +3,10 @@
 #include <string>
 #include <type_traits>
 
+#include "format/format.hpp"
+
 namespace runner::fifo {
 namespace {
-
-class Writer {
- public:
-  void u32(uint32_t v) { le(v, 4); }
-  void i32(int32_t v) { le(static_cast<uint32_t>(v), 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void str(const std::string& s) {
-    u64(s.size());
-    out_.insert(out_.end(), s.begin(), s.end());
-  }
-  std::vector<uint8_t> take() { return std::move(out_); }
-
- private:
-  // Explicit LE byte order so the wire does not depend on the host.
-  void le(uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  std::vector<uint8_t> out_;
-};
 
 // Strict UTF-8 check (the rules of Rust's str::from_utf8): no overlong
 // forms, no surrogates, nothing above U+10FFFF. Returns the offset of the
@@ -61,24 +43,27 @@ size_t first_invalid_utf8(std::span<const uint8_t> s) {
   return s.size();
 }
 
+// The wire's reads with the protocol's errors: each field is checked for
+// room before the byte reader takes it, so the message names the field.
 class Reader {
  public:
-  explicit Reader(std::span<const uint8_t> data) : data_(data) {}
+  explicit Reader(std::span<const uint8_t> data) : in_(data) {}
 
   base::Result<uint32_t> u32(const char* what) {
-    auto v = le(4, what);
-    if (!v) return std::move(v).error();
-    return static_cast<uint32_t>(*v);
+    if (auto st = need(4, what); !st) return std::move(st).error();
+    return in_.u32();
   }
   base::Result<int32_t> i32(const char* what) {
-    auto v = le(4, what);
-    if (!v) return std::move(v).error();
-    return static_cast<int32_t>(static_cast<uint32_t>(*v));
+    if (auto st = need(4, what); !st) return std::move(st).error();
+    return in_.i32();
   }
-  base::Result<uint64_t> u64(const char* what) { return le(8, what); }
+  base::Result<uint64_t> u64(const char* what) {
+    if (auto st = need(8, what); !st) return std::move(st).error();
+    return in_.u64();
+  }
 
   base::Result<std::string> str(const char* what) {
-    auto len = le(8, what);
+    auto len = u64(what);
     if (!len) return std::move(len).error();
     // Compare before allocating: a hostile length must not allocate.
     if (*len > remaining())
@@ -86,33 +71,31 @@ class Reader {
                          " declares " + std::to_string(*len) +
                          " bytes but only " + std::to_string(remaining()) +
                          " remain");
-    auto bytes = data_.subspan(pos_, static_cast<size_t>(*len));
-    size_t bad = first_invalid_utf8(bytes);
-    if (bad != bytes.size())
+    size_t bad = first_invalid_utf8(peek(static_cast<size_t>(*len)));
+    if (bad != *len)
       return base::Error("invalid UTF-8 in " + std::string(what) + " at byte " +
                          std::to_string(bad));
-    pos_ += bytes.size();
+    auto bytes = in_.bytes(*len);
     return std::string(bytes.begin(), bytes.end());
   }
 
-  size_t remaining() const { return data_.size() - pos_; }
+  size_t remaining() const { return in_.remaining(); }
 
  private:
-  base::Result<uint64_t> le(size_t bytes, const char* what) {
-    if (remaining() < bytes)
-      return base::Error("truncated payload: need " + std::to_string(bytes) +
-                         " bytes for " + what + " at offset " +
-                         std::to_string(pos_) + ", " +
-                         std::to_string(remaining()) + " left");
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i)
-      v |= static_cast<uint64_t>(data_[pos_ + i]) << (8 * i);
-    pos_ += bytes;
-    return v;
+  base::Status need(size_t bytes, const char* what) const {
+    if (remaining() >= bytes) return {};
+    return base::Error("truncated payload: need " + std::to_string(bytes) +
+                       " bytes for " + what + " at offset " +
+                       std::to_string(in_.pos()) + ", " +
+                       std::to_string(remaining()) + " left");
+  }
+  // The next `n` (<= remaining()) bytes, not consumed.
+  std::span<const uint8_t> peek(size_t n) const {
+    format::ByteReader copy = in_;
+    return copy.bytes(n);
   }
 
-  std::span<const uint8_t> data_;
-  size_t pos_ = 0;
+  format::ByteReader in_;
 };
 
 // Unwraps a Result<T> into `lhs` or returns its error from decode_body.
@@ -177,20 +160,26 @@ base::Result<Command> decode_body(uint32_t tag, Reader& in) {
 
 #undef FIFO_READ
 
+// bincode's String: u64 length, then the UTF-8 bytes.
+void write_str(format::ByteWriter& out, const std::string& s) {
+  out.u64(s.size());
+  out.bytes(s);
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_payload(const Command& command) {
-  Writer out;
+  format::ByteWriter out;
   out.u32(command_tag(command));
   std::visit(
       [&out](const auto& c) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, CurrentBenchmark>) {
           out.i32(c.pid);
-          out.str(c.uri);
+          write_str(out, c.uri);
         } else if constexpr (std::is_same_v<T, SetIntegration>) {
-          out.str(c.name);
-          out.str(c.version);
+          write_str(out, c.name);
+          write_str(out, c.version);
         } else if constexpr (std::is_same_v<T, AddMarker>) {
           out.i32(c.pid);
           out.u32(static_cast<uint32_t>(c.marker.type));
@@ -207,13 +196,11 @@ std::vector<uint8_t> encode_payload(const Command& command) {
 
 std::vector<uint8_t> encode_frame(const Command& command) {
   std::vector<uint8_t> payload = encode_payload(command);
-  std::vector<uint8_t> frame;
+  format::ByteWriter frame;
   frame.reserve(4 + payload.size());
-  auto len = static_cast<uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i)
-    frame.push_back(static_cast<uint8_t>(len >> (8 * i)));
-  frame.insert(frame.end(), payload.begin(), payload.end());
-  return frame;
+  frame.u32(static_cast<uint32_t>(payload.size()));
+  frame.bytes(payload);
+  return frame.take();
 }
 
 base::Result<Command> decode_payload(std::span<const uint8_t> payload) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fifo/codec.hpp"
+#include "format/format.hpp"
 
 namespace runner::fifo {
 namespace {
@@ -10,10 +11,7 @@ namespace {
 enum class Candidate { kImplausible, kIncomplete, kComplete };
 
 uint64_t le(std::span<const uint8_t> b, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i)
-    v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
-  return v;
+  return format::load_le(b, at, n);
 }
 
 // Payload lengths a command can have: unit commands 4, the mode response 8,

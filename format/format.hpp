@@ -13,12 +13,27 @@
 //  - quantities: durations, counts, sizes and frequencies people type.
 //  - exec_targets: the walltime options and the exec targets JSON handed to
 //    `exec-harness -`.
+//  - bytes: the one little-endian, bounds-checked ByteReader/ByteWriter of
+//    the binary formats.
+//  - unwind_data: <key>.unwind_data (bincode), written by symbols/, read by
+//    report/.
+//  - perf_records: perf.pipedata record layouts (format::perf), encoded for
+//    profiler/'s writer and decoded for perfdata/'s reader.
+//  - proc_maps: /proc/<pid>/maps lines.
+//  - perf_map: perf-<pid>.map lines (JIT symbols).
+//  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 #pragma once
 
+#include "format/bytes.hpp"
 #include "format/exec_targets.hpp"
 #include "format/execution_timestamps.hpp"
 #include "format/numbers.hpp"
+#include "format/perf_map.hpp"
 #include "format/perf_metadata.hpp"
+#include "format/perf_records.hpp"
+#include "format/proc_maps.hpp"
 #include "format/profile_layout.hpp"
 #include "format/quantities.hpp"
+#include "format/symbols_map.hpp"
+#include "format/unwind_data.hpp"
 #include "format/walltime_results.hpp"

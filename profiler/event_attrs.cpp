@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "profiler/perf_format.hpp"
+#include "format/format.hpp"
 
 namespace runner::profiler {
 
@@ -37,7 +37,7 @@ EventChoice task_clock_event() {
 perf_event_attr sampling_attr(const SamplerOptions& options,
                               const EventChoice& event, uint64_t mmap_size) {
   perf_event_attr attr{};
-  attr.size = perf_format::kAttrSize;
+  attr.size = format::perf::kAttrSize;
   attr.type = event.type;
   attr.config = event.config;
   attr.freq = 1;
@@ -47,7 +47,7 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
                      PERF_SAMPLE_CALLCHAIN;
   if (options.call_graph == CallGraphMode::kDwarf) {
     attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = perf_format::kX86_64DwarfRegsMask;
+    attr.sample_regs_user = format::perf::kX86_64DwarfRegsMask;
     attr.sample_stack_user = options.stack_size;
     // The user part of the stack is unwound from the copy; a frame-pointer
     // user callchain would only cost bytes (perf does the same).
@@ -81,7 +81,7 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
 // event never overflows, so it produces no samples.
 perf_event_attr tracking_attr(const SamplerOptions& options) {
   perf_event_attr attr{};
-  attr.size = perf_format::kAttrSize;
+  attr.size = format::perf::kAttrSize;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_DUMMY;
   attr.sample_period = 1;

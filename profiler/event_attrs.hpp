@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profiler/sampler.hpp"
+#include "profiler/sampler_options.hpp"
 
 namespace runner::profiler {
 

@@ -19,35 +19,6 @@ constexpr size_t kDirectWriteThreshold = 64 << 10;
 
 }  // namespace
 
-FeatureBuilder& FeatureBuilder::add_u32(uint32_t value) {
-  return add_bytes(&value, sizeof(value));
-}
-
-FeatureBuilder& FeatureBuilder::add_u64(uint64_t value) {
-  return add_bytes(&value, sizeof(value));
-}
-
-FeatureBuilder& FeatureBuilder::add_string(const std::string& value) {
-  const uint32_t len = static_cast<uint32_t>(
-      (value.size() + 1 + perf_format::kStringAlign - 1) /
-      perf_format::kStringAlign * perf_format::kStringAlign);
-  add_u32(len);
-  add_bytes(value.data(), value.size());
-  bytes_.resize(bytes_.size() + (len - value.size()), 0);
-  return *this;
-}
-
-FeatureBuilder& FeatureBuilder::add_bytes(const void* data, size_t size) {
-  const auto* begin = static_cast<const uint8_t*>(data);
-  bytes_.insert(bytes_.end(), begin, begin + size);
-  return *this;
-}
-
-FeatureBuilder& FeatureBuilder::align() {
-  bytes_.resize((bytes_.size() + 7) / 8 * 8, 0);
-  return *this;
-}
-
 base::Result<PipedataWriter> PipedataWriter::create(const std::string& path,
                                                     size_t buffer_size) {
   // Created afresh: a symlink planted at the name is replaced, not followed.
@@ -80,68 +51,30 @@ base::Result<PipedataWriter> PipedataWriter::from_fd(base::UniqueFd fd,
 }
 
 void PipedataWriter::write_pipe_header() {
-  write_bytes(perf_format::kPipeMagic, sizeof(perf_format::kPipeMagic));
-  const uint64_t size = perf_format::kPipeHeaderSize;
-  write_bytes(&size, sizeof(size));
+  write_record(format::perf::encode_pipe_header());
 }
 
 void PipedataWriter::write_attr(const perf_event_attr& attr,
                                 std::span<const uint64_t> ids) {
-  static_assert(sizeof(perf_event_attr) >= perf_format::kAttrSize);
-  perf_event_attr copy = attr;
-  copy.size = perf_format::kAttrSize;
-  perf_event_header header{};
-  header.type = perf_format::kHeaderAttr;
-  header.misc = 0;
-  header.size = static_cast<uint16_t>(sizeof(header) + perf_format::kAttrSize +
-                                      ids.size() * sizeof(uint64_t));
-  write_bytes(&header, sizeof(header));
-  write_bytes(&copy, perf_format::kAttrSize);
-  write_bytes(ids.data(), ids.size() * sizeof(uint64_t));
+  write_record(format::perf::encode_attr_record(attr, ids));
 }
 
-void PipedataWriter::write_feature(perf_format::FeatureId id,
+void PipedataWriter::write_feature(format::perf::FeatureId id,
                                    std::span<const uint8_t> payload) {
-  perf_event_header header{};
-  header.type = perf_format::kHeaderFeature;
-  header.size =
-      static_cast<uint16_t>(sizeof(header) + sizeof(uint64_t) + payload.size());
-  const uint64_t feat_id = id;
-  write_bytes(&header, sizeof(header));
-  write_bytes(&feat_id, sizeof(feat_id));
-  write_bytes(payload.data(), payload.size());
+  write_record(format::perf::encode_feature_record(id, payload));
 }
 
 void PipedataWriter::write_build_id(std::span<const uint8_t> build_id,
                                     const std::string& filename) {
-  // struct perf_record_header_build_id: header, pid, 20 bytes of id + size
-  // byte + 3 reserved, then the NUL-terminated name padded to 64 bytes.
-  constexpr size_t kNameAlign = 64;
-  const size_t name_size =
-      (filename.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
-  uint8_t fixed[sizeof(perf_event_header) + 4 + 24] = {};
-  perf_event_header header{};
-  header.type = perf_format::kHeaderBuildId;
-  header.misc = PERF_RECORD_MISC_USER | perf_format::kMiscBuildIdSize;
-  header.size = static_cast<uint16_t>(sizeof(fixed) + name_size);
-  const int32_t pid = -1;  // perf's host machine
-  const size_t id_size = std::min<size_t>(build_id.size(), 20);
-  std::memcpy(fixed, &header, sizeof(header));
-  std::memcpy(fixed + sizeof(header), &pid, sizeof(pid));
-  if (id_size > 0)
-    std::memcpy(fixed + sizeof(header) + 4, build_id.data(), id_size);
-  fixed[sizeof(header) + 4 + 20] = static_cast<uint8_t>(id_size);
-  write_bytes(fixed, sizeof(fixed));
-  std::vector<uint8_t> name(name_size, 0);
-  std::memcpy(name.data(), filename.data(), filename.size());
-  write_bytes(name.data(), name.size());
+  write_record(format::perf::encode_build_id_record(build_id, filename));
 }
 
 void PipedataWriter::write_finished_round() {
-  perf_event_header header{};
-  header.type = perf_format::kFinishedRound;
-  header.size = sizeof(header);
-  write_bytes(&header, sizeof(header));
+  write_record(format::perf::encode_finished_round());
+}
+
+void PipedataWriter::write_record(const std::vector<uint8_t>& record) {
+  write_bytes(record.data(), record.size());
 }
 
 void PipedataWriter::write_records(std::span<const uint8_t> first,

@@ -16,25 +16,12 @@
 
 #include "base/result.hpp"
 #include "base/unique_fd.hpp"
-#include "profiler/perf_format.hpp"
+#include "format/format.hpp"
 
 namespace runner::profiler {
 
-// Builds a HEADER_FEATURE payload in perf's header.c layouts.
-class FeatureBuilder {
- public:
-  FeatureBuilder& add_u32(uint32_t value);
-  FeatureBuilder& add_u64(uint64_t value);
-  // u32 length (NUL and zero padding included, rounded up to 8) + bytes.
-  FeatureBuilder& add_string(const std::string& value);
-  FeatureBuilder& add_bytes(const void* data, size_t size);
-  // Zero-pads the payload to a multiple of 8 bytes.
-  FeatureBuilder& align();
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
+// HEADER_FEATURE payloads are built with format's perf layouts.
+using format::perf::FeatureBuilder;
 
 class PipedataWriter {
  public:
@@ -57,9 +44,9 @@ class PipedataWriter {
                                               size_t buffer_size);
 
   void write_pipe_header();
-  // attr is written as perf_format::kAttrSize bytes with attr.size set to it.
+  // attr is written as format::perf::kAttrSize bytes with attr.size set to it.
   void write_attr(const perf_event_attr& attr, std::span<const uint64_t> ids);
-  void write_feature(perf_format::FeatureId id,
+  void write_feature(format::perf::FeatureId id,
                      std::span<const uint8_t> payload);
   void write_finished_round();
   // PERF_RECORD_HEADER_BUILD_ID: the GNU build-id of a user-space file (what
@@ -67,6 +54,8 @@ class PipedataWriter {
   void write_build_id(std::span<const uint8_t> build_id,
                       const std::string& filename);
   void write_bytes(const void* data, size_t size);
+  // One whole record, as format::perf encodes it.
+  void write_record(const std::vector<uint8_t>& record);
   // Complete records lying in one or two pieces (a ring buffer's run of
   // records): small runs are buffered, large ones are written straight from
   // the caller's memory (after the buffer) to save a copy.

@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "base/fs.hpp"
+#include "format/format.hpp"
 #include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
-#include "profiler/perf_format.hpp"
 #include "profiler/ring_buffer.hpp"
 
 namespace runner::profiler {

@@ -23,9 +23,9 @@
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/unique_fd.hpp"
+#include "format/format.hpp"
 #include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
-#include "profiler/perf_format.hpp"
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/ring_buffer.hpp"
@@ -111,64 +111,51 @@ uint64_t total_mem_kb() {
   return std::strtoull(text->c_str() + pos + 9, nullptr, 10);
 }
 
-struct EventDesc {
-  perf_event_attr attr;
-  std::string name;
-  std::vector<uint64_t> ids;
-};
+using format::perf::EventDesc;
 
 void write_features(PipedataWriter& writer,
                     const std::vector<EventDesc>& events) {
   utsname uts{};
   ::uname(&uts);
-  writer.write_feature(perf_format::kFeatHostname,
+  writer.write_feature(format::perf::kFeatHostname,
                        FeatureBuilder().add_string(uts.nodename).bytes());
-  writer.write_feature(perf_format::kFeatOsRelease,
+  writer.write_feature(format::perf::kFeatOsRelease,
                        FeatureBuilder().add_string(uts.release).bytes());
-  writer.write_feature(perf_format::kFeatVersion,
+  writer.write_feature(format::perf::kFeatVersion,
                        FeatureBuilder().add_string("runner").bytes());
-  writer.write_feature(perf_format::kFeatArch,
+  writer.write_feature(format::perf::kFeatArch,
                        FeatureBuilder().add_string(uts.machine).bytes());
   // nr_cpus_avail (configured) then nr_cpus_online.
   const long configured = ::sysconf(_SC_NPROCESSORS_CONF);
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  writer.write_feature(perf_format::kFeatNrCpus,
+  writer.write_feature(format::perf::kFeatNrCpus,
                        FeatureBuilder()
                            .add_u32(static_cast<uint32_t>(configured))
                            .add_u32(static_cast<uint32_t>(online))
                            .bytes());
   if (uint64_t mem = total_mem_kb(); mem != 0)
-    writer.write_feature(perf_format::kFeatTotalMem,
+    writer.write_feature(format::perf::kFeatTotalMem,
                          FeatureBuilder().add_u64(mem).bytes());
   FeatureBuilder cmdline;
   std::vector<std::string> args = self_cmdline();
   cmdline.add_u32(static_cast<uint32_t>(args.size()));
   for (const std::string& arg : args) cmdline.add_string(arg);
-  writer.write_feature(perf_format::kFeatCmdline, cmdline.align().bytes());
-  // event_desc: nr, attr size, then per event attr, nr_ids, name, ids.
-  FeatureBuilder desc;
-  desc.add_u32(static_cast<uint32_t>(events.size()))
-      .add_u32(perf_format::kAttrSize);
-  for (const EventDesc& event : events) {
-    desc.add_bytes(&event.attr, perf_format::kAttrSize)
-        .add_u32(static_cast<uint32_t>(event.ids.size()))
-        .add_string(event.name)
-        .add_bytes(event.ids.data(), event.ids.size() * sizeof(uint64_t));
-  }
-  writer.write_feature(perf_format::kFeatEventDesc, desc.bytes());
+  writer.write_feature(format::perf::kFeatCmdline, cmdline.align().bytes());
+  writer.write_feature(format::perf::kFeatEventDesc,
+                       format::perf::encode_event_desc(events));
   // clockid: resolution in ns of the sample clock.
   timespec res{};
   ::clock_getres(CLOCK_MONOTONIC, &res);
   uint64_t res_ns = static_cast<uint64_t>(res.tv_sec) * 1000000000ULL +
                     static_cast<uint64_t>(res.tv_nsec);
   writer.write_feature(
-      perf_format::kFeatClockId,
+      format::perf::kFeatClockId,
       FeatureBuilder().add_u64(res_ns == 0 ? 1 : res_ns).bytes());
   // clock_data: version 1, clockid, wall-clock ns, clockid ns (taken
   // together, so timestamps can be mapped to wall time).
   const uint64_t tod = now_ns(CLOCK_REALTIME);
   const uint64_t mono = now_ns(CLOCK_MONOTONIC);
-  writer.write_feature(perf_format::kFeatClockData,
+  writer.write_feature(format::perf::kFeatClockData,
                        FeatureBuilder()
                            .add_u32(1)
                            .add_u32(CLOCK_MONOTONIC)
@@ -201,6 +188,29 @@ struct Sampler::Impl {
   std::condition_variable drained;  // signalled after every pass
   SamplerStats stats;
 
+  // What open_buffers() opened: the final attrs (after any shrink), the ids
+  // of the events and the buffer size they got.
+  struct OpenedEvents {
+    perf_event_attr sample_attr{};
+    perf_event_attr track_attr{};
+    std::vector<uint64_t> sample_ids, track_ids;
+    uint64_t mmap_size = 0;
+    bool shrunk = false;
+  };
+
+  // The steps of Sampler::create, in order.
+  base::Result<OpenedEvents> open_buffers(pid_t pid, const EventChoice& event,
+                                          const std::vector<int>& cpu_list);
+  base::Status open_tracking(const perf_event_attr& attr, pid_t pid,
+                             CpuBuffer& buffer, std::vector<uint64_t>& ids);
+  static base::Error mmap_error(base::Error error, int cpu);
+  void record_buffer_stats(const EventChoice& event,
+                           const OpenedEvents& opened);
+  base::Status write_header(const std::string& output_path,
+                            const EventChoice& event,
+                            const OpenedEvents& opened);
+  base::Status start_drain_thread();
+
   void run();
   // in_window: a pass the benchmark pays for (counted in the stats).
   bool drain_pass(bool in_window = false);
@@ -216,9 +226,8 @@ bool Sampler::Impl::drain_pass(bool in_window) {
           if (header.type == PERF_RECORD_SAMPLE) {
             ++samples;
           } else if (header.type == PERF_RECORD_LOST) {
-            // struct { header; u64 id; u64 lost; sample_id }
             uint64_t lost = 0;
-            if (bytes.read(sizeof(header) + sizeof(uint64_t), &lost,
+            if (bytes.read(format::perf::kLostCountOffset, &lost,
                            sizeof(lost))) {
               ++lost_records;
               lost_samples += lost;
@@ -324,12 +333,12 @@ base::Status validate_options(const SamplerOptions& options) {
     return base::Error("sampling frequency must be > 0", EINVAL);
   if (options.call_graph == CallGraphMode::kDwarf) {
     if (options.stack_size == 0 || options.stack_size % 8 != 0 ||
-        options.stack_size > perf_format::kMaxStackSize) {
+        options.stack_size > format::perf::kMaxStackSize) {
       return base::Error("dwarf stack size " +
                              std::to_string(options.stack_size) +
                              " is invalid: it must be a multiple of 8 "
                              "between 8 and " +
-                             std::to_string(perf_format::kMaxStackSize),
+                             std::to_string(format::perf::kMaxStackSize),
                          EINVAL);
     }
   }
@@ -360,114 +369,146 @@ base::Result<std::unique_ptr<Sampler>> Sampler::create(
                           choose_event(options, pid, cpus.front()),
                           "choosing the sampling event");
   impl->event_name = event.name;
+  auto opened = impl->open_buffers(pid, event, cpus);
+  if (!opened) return std::move(opened).error();
+  impl->record_buffer_stats(event, *opened);
+  if (auto st = impl->write_header(output_path, event, *opened); !st)
+    return std::move(st).error();
+  if (auto st = impl->start_drain_thread(); !st) return std::move(st).error();
+  return std::unique_ptr<Sampler>(new Sampler(std::move(impl)));
+}
 
-  uint64_t mmap_size =
+// The locked-memory budget (perf_event_mlock_kb per CPU, summed over the
+// user's buffers, plus RLIMIT_MEMLOCK) is shared by all CPUs: when any CPU's
+// mmap fails with EPERM, halve the size and start over so that every CPU
+// gets the same buffer.
+base::Result<Sampler::Impl::OpenedEvents> Sampler::Impl::open_buffers(
+    pid_t pid, const EventChoice& event, const std::vector<int>& cpu_list) {
+  OpenedEvents opened;
+  opened.mmap_size =
       options.mmap_size != 0 ? options.mmap_size : default_mmap_size(options);
-  const uint64_t min_size = std::min(mmap_size, kMinMmapSize);
-  bool shrunk = false;
-  perf_event_attr sample_attr = sampling_attr(options, event, mmap_size);
-  const perf_event_attr track_attr = tracking_attr(options);
-  std::vector<uint64_t> sample_ids, track_ids;
-
-  // The locked-memory budget (perf_event_mlock_kb per CPU, summed over the
-  // user's buffers, plus RLIMIT_MEMLOCK) is shared by all CPUs: when any
-  // CPU's mmap fails with EPERM, halve the size and start over so that every
-  // CPU gets the same buffer.
-  for (size_t index = 0; index < cpus.size(); ++index) {
-    const int cpu = cpus[index];
-    Impl::CpuBuffer buffer;
+  const uint64_t min_size = std::min(opened.mmap_size, kMinMmapSize);
+  opened.sample_attr = sampling_attr(options, event, opened.mmap_size);
+  opened.track_attr = tracking_attr(options);
+  for (size_t index = 0; index < cpu_list.size(); ++index) {
+    const int cpu = cpu_list[index];
+    CpuBuffer buffer;
     buffer.cpu = cpu;
-    auto sampling = PerfEvent::open(sample_attr, pid, cpu);
-    if (!sampling)
-      return open_error(std::move(sampling).error())
+    auto sampling_event = PerfEvent::open(opened.sample_attr, pid, cpu);
+    if (!sampling_event)
+      return open_error(std::move(sampling_event).error())
           .context("opening the " + event.name + " sampling event");
-    buffer.sampling = std::move(*sampling);
-    auto ring = RingBuffer::map(buffer.sampling.fd(), mmap_size);
+    buffer.sampling = std::move(*sampling_event);
+    auto ring = RingBuffer::map(buffer.sampling.fd(), opened.mmap_size);
     if (!ring) {
-      if (ring.error().code() != EPERM || mmap_size / 2 < min_size) {
-        base::Error error = std::move(ring).error();
-        if (error.code() == EPERM)
-          error.context(
-              "perf ring buffer does not fit the locked-memory "
-              "limits (raise kernel.perf_event_mlock_kb or "
-              "ulimit -l, or run with CAP_IPC_LOCK)");
-        return std::move(error).context("cpu " + std::to_string(cpu));
-      }
-      mmap_size /= 2;
-      shrunk = true;
+      if (ring.error().code() != EPERM || opened.mmap_size / 2 < min_size)
+        return mmap_error(std::move(ring).error(), cpu);
+      opened.mmap_size /= 2;
+      opened.shrunk = true;
       // The watermark is fixed at open: every event is reopened.
-      sample_attr = sampling_attr(options, event, mmap_size);
-      impl->cpus.clear();
-      sample_ids.clear();
-      track_ids.clear();
+      opened.sample_attr = sampling_attr(options, event, opened.mmap_size);
+      cpus.clear();
+      opened.sample_ids.clear();
+      opened.track_ids.clear();
       index = static_cast<size_t>(-1);  // ++ makes it 0
       continue;
     }
     buffer.ring = std::move(*ring);
     RUNNER_ASSIGN_OR_RETURN(uint64_t sample_id, buffer.sampling.id(),
                             "sampling event id");
-    sample_ids.push_back(sample_id);
+    opened.sample_ids.push_back(sample_id);
     if (options.tracking_event) {
-      auto tracking = PerfEvent::open(track_attr, pid, cpu);
-      if (!tracking)
-        return open_error(std::move(tracking).error())
-            .context("opening the tracking event");
-      buffer.tracking = std::move(*tracking);
-      RUNNER_RETURN_IF_ERROR(
-          buffer.tracking.set_output(buffer.sampling),
-          "sharing the ring buffer of cpu " + std::to_string(cpu));
-      RUNNER_ASSIGN_OR_RETURN(uint64_t track_id, buffer.tracking.id(),
-                              "tracking event id");
-      track_ids.push_back(track_id);
+      auto st = open_tracking(opened.track_attr, pid, buffer, opened.track_ids);
+      if (!st) return std::move(st).error();
     }
-    impl->cpus.push_back(std::move(buffer));
+    cpus.push_back(std::move(buffer));
   }
-  if (shrunk) {
+  return opened;
+}
+
+// The always-on tracking event of one CPU, writing into the sampling
+// event's ring buffer.
+base::Status Sampler::Impl::open_tracking(const perf_event_attr& attr,
+                                          pid_t pid, CpuBuffer& buffer,
+                                          std::vector<uint64_t>& ids) {
+  auto tracking = PerfEvent::open(attr, pid, buffer.cpu);
+  if (!tracking)
+    return open_error(std::move(tracking).error())
+        .context("opening the tracking event");
+  buffer.tracking = std::move(*tracking);
+  RUNNER_RETURN_IF_ERROR(
+      buffer.tracking.set_output(buffer.sampling),
+      "sharing the ring buffer of cpu " + std::to_string(buffer.cpu));
+  RUNNER_ASSIGN_OR_RETURN(uint64_t track_id, buffer.tracking.id(),
+                          "tracking event id");
+  ids.push_back(track_id);
+  return {};
+}
+
+base::Error Sampler::Impl::mmap_error(base::Error error, int cpu) {
+  if (error.code() == EPERM)
+    error.context(
+        "perf ring buffer does not fit the locked-memory "
+        "limits (raise kernel.perf_event_mlock_kb or "
+        "ulimit -l, or run with CAP_IPC_LOCK)");
+  return std::move(error).context("cpu " + std::to_string(cpu));
+}
+
+void Sampler::Impl::record_buffer_stats(const EventChoice& event,
+                                        const OpenedEvents& opened) {
+  if (opened.shrunk) {
     RUNNER_LOG("profiler", kWarning)
-        << "perf ring buffers shrunk to " << (mmap_size >> 10)
+        << "perf ring buffers shrunk to " << (opened.mmap_size >> 10)
         << " KiB per CPU by the locked-memory limits "
            "(kernel.perf_event_mlock_kb, ulimit -l); samples may be lost";
   }
   // Buffers opened before a shrink kept the larger size, which is fine: the
   // stats report the final (smallest) one.
-  impl->stats.event_name = event.name;
-  impl->stats.mmap_size_per_cpu = mmap_size;
-  impl->stats.mmap_shrunk = shrunk;
-  impl->stats.nr_cpus = impl->cpus.size();
+  stats.event_name = event.name;
+  stats.mmap_size_per_cpu = opened.mmap_size;
+  stats.mmap_shrunk = opened.shrunk;
+  stats.nr_cpus = cpus.size();
+}
 
-  RUNNER_ASSIGN_OR_RETURN(impl->writer, PipedataWriter::create(output_path),
+// perf.pipedata's beginning: pipe header, one attr per event, features.
+base::Status Sampler::Impl::write_header(const std::string& output_path,
+                                         const EventChoice& event,
+                                         const OpenedEvents& opened) {
+  RUNNER_ASSIGN_OR_RETURN(writer, PipedataWriter::create(output_path),
                           "creating the perf output");
   std::vector<EventDesc> events;
-  events.push_back({sample_attr, event.name, sample_ids});
+  events.push_back({opened.sample_attr, event.name, opened.sample_ids});
   if (options.tracking_event)
-    events.push_back({track_attr, kTrackingName, track_ids});
-  impl->writer.write_pipe_header();
-  for (const EventDesc& desc : events)
-    impl->writer.write_attr(desc.attr, desc.ids);
-  write_features(impl->writer, events);
-  impl->writer.flush();
-  if (impl->writer.failed())
-    return base::Error(impl->writer.error(), impl->writer.error_code())
+    events.push_back({opened.track_attr, kTrackingName, opened.track_ids});
+  writer.write_pipe_header();
+  for (const EventDesc& desc : events) writer.write_attr(desc.attr, desc.ids);
+  write_features(writer, events);
+  writer.flush();
+  if (writer.failed())
+    return base::Error(writer.error(), writer.error_code())
         .context("writing the perf output header");
+  return {};
+}
 
-  impl->epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
-  if (!impl->epoll_fd) return base::errno_error("epoll_create1");
-  impl->wake_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->wake_fd) return base::errno_error("eventfd");
+// The drain thread sleeps in epoll on every ring buffer and on wake_fd.
+base::Status Sampler::Impl::start_drain_thread() {
+  epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_fd) return base::errno_error("epoll_create1");
+  wake_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd) return base::errno_error("eventfd");
   auto watch = [&](int fd) -> base::Status {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    if (::epoll_ctl(impl->epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
       return base::errno_error("epoll_ctl");
     return {};
   };
-  RUNNER_RETURN_IF_ERROR(watch(impl->wake_fd.get()), "drain thread");
-  for (const Impl::CpuBuffer& buffer : impl->cpus)
+  RUNNER_RETURN_IF_ERROR(watch(wake_fd.get()), "drain thread");
+  for (const CpuBuffer& buffer : cpus)
     RUNNER_RETURN_IF_ERROR(watch(buffer.sampling.fd()), "drain thread");
-  Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->run(); });
-  return std::unique_ptr<Sampler>(new Sampler(std::move(impl)));
+  thread = std::thread([this] { run(); });
+  return {};
 }
 
 Sampler::Sampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -113,7 +113,7 @@ const Window* Attribution::window_at(uint64_t time, size_t* index) const {
 }
 
 Attribution::Target Attribution::target(
-    const profiler::SampleRecord& sample) const {
+    const perfdata::SampleRecord& sample) const {
   Target t;
   size_t index = 0;
   const Window* window = window_at(sample.time, &index);

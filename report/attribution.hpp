@@ -39,7 +39,7 @@ class Attribution {
     size_t benchmark = 0;
     bool proper = false;  // in a round (else the harness's part)
   };
-  Target target(const profiler::SampleRecord& sample) const;
+  Target target(const perfdata::SampleRecord& sample) const;
   // Counts one sample of `target` (a kBenchmark verdict).
   void add(const Target& target, const std::vector<uint32_t>& frame_ids,
            StackEnd end);

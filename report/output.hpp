@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/flamegraph.hpp"
 #include "report/report.hpp"
 #include "report/unwinder.hpp"
@@ -44,7 +44,7 @@ struct BenchmarkProfile {
 };
 
 struct SampleView {
-  const profiler::SampleRecord& sample;  // scalar fields only
+  const perfdata::SampleRecord& sample;  // scalar fields only
   std::string_view comm;                 // thread name, ":<tid>" if unknown
   std::string_view event;
   const UnwoundStack& stack;

@@ -70,7 +70,7 @@ class PerfScriptOutput : public Output {
   static constexpr size_t kFlushBytes = 256 << 10;
 
   void append_header(const SampleView& view) {
-    const profiler::SampleRecord& sample = view.sample;
+    const perfdata::SampleRecord& sample = view.sample;
     // Left-aligned: speedscope's and Firefox Profiler's importers take a
     // line starting with a space for no sample header.
     buffer_ += view.comm;

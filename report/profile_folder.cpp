@@ -7,24 +7,10 @@
 #include <filesystem>
 
 #include "base/fs.hpp"
+#include "format/format.hpp"
 
 namespace runner::report {
 namespace {
-
-std::optional<uint64_t> parse_hex(std::string_view text) {
-  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : text) {
-    int d = (c >= '0' && c <= '9')   ? c - '0'
-            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                     : -1;
-    if (d < 0) return std::nullopt;
-    v = v * 16 + static_cast<uint64_t>(d);
-  }
-  return v;
-}
 
 // The metadata of the folder, its warnings added to `warnings`; empty when
 // it is missing or unreadable (then every frame stays unknown).
@@ -120,7 +106,7 @@ std::vector<Window> windows_of(const format::ExecutionTimestamps& timestamps) {
 
 }  // namespace
 
-SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
+ModuleSymbols::ModuleSymbols(std::vector<symbols::Symbol> symbols) {
   std::stable_sort(symbols.begin(), symbols.end(),
                    [](const symbols::Symbol& a, const symbols::Symbol& b) {
                      return a.addr < b.addr;
@@ -139,7 +125,7 @@ SymbolTable::SymbolTable(std::vector<symbols::Symbol> symbols) {
   }
 }
 
-const symbols::Symbol* SymbolTable::find(uint64_t addr) const {
+const symbols::Symbol* ModuleSymbols::find(uint64_t addr) const {
   auto it = std::upper_bound(
       symbols_.begin(), symbols_.end(), addr,
       [](uint64_t a, const symbols::Symbol& s) { return a < s.addr; });
@@ -202,18 +188,18 @@ void ProfileFolder::warn_once(const std::string& key, const std::string& text) {
   if (warned_.insert(key).second) warnings_.push_back(text);
 }
 
-const SymbolTable* ProfileFolder::symbols(const std::string& key) {
+const ModuleSymbols* ProfileFolder::symbols(const std::string& key) {
   auto it = symbols_.find(key);
   if (it != symbols_.end()) return it->second.get();
-  std::unique_ptr<SymbolTable> table;
+  std::unique_ptr<ModuleSymbols> table;
   const std::string file = format::ProfileLayout::symbols_map_name(key);
   auto text = base::read_file(format::ProfileLayout(path_).symbols_map(key));
   if (!text) {
     warn_once(key + ".symbols", file + ": " + text.error().what());
-  } else if (auto parsed = symbols::parse_symbols_map(*text); !parsed) {
+  } else if (auto parsed = format::parse_symbols_map(*text); !parsed) {
     warn_once(key + ".symbols", file + ": " + parsed.error().what());
   } else {
-    table = std::make_unique<SymbolTable>(std::move(*parsed));
+    table = std::make_unique<ModuleSymbols>(std::move(*parsed));
   }
   return (symbols_[key] = std::move(table)).get();
 }
@@ -227,7 +213,7 @@ UnwindModule* ProfileFolder::unwind(const std::string& key) {
   if (!region) {
     warn_once(key + ".unwind", file + ": " + region.error().what());
   } else {
-    auto data = symbols::decode_unwind_data(std::span<const uint8_t>(
+    auto data = format::decode_unwind_data(std::span<const uint8_t>(
         reinterpret_cast<const uint8_t*>(region->data()), region->size()));
     if (!data) {
       warn_once(key + ".unwind", file + ": " + data.error().what());
@@ -255,21 +241,8 @@ const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
   if (it != perf_maps_.end()) return it->second.get();
   std::unique_ptr<std::vector<JitSymbol>> map;
   if (auto text = base::read_file(format::ProfileLayout(path_).perf_map(pid))) {
-    map = std::make_unique<std::vector<JitSymbol>>();
-    size_t pos = 0;
-    while (pos < text->size()) {
-      size_t eol = text->find('\n', pos);
-      if (eol == std::string::npos) eol = text->size();
-      std::string_view line(text->data() + pos, eol - pos);
-      pos = eol + 1;
-      size_t a = line.find(' ');
-      size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
-      if (b == std::string_view::npos) continue;
-      auto start = parse_hex(line.substr(0, a));
-      auto size = parse_hex(line.substr(a + 1, b - a - 1));
-      if (!start || !size) continue;
-      map->push_back({*start, *size, std::string(line.substr(b + 1))});
-    }
+    map =
+        std::make_unique<std::vector<JitSymbol>>(format::parse_perf_map(*text));
     std::sort(map->begin(), map->end(),
               [](const JitSymbol& x, const JitSymbol& y) {
                 return x.start < y.start;

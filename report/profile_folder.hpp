@@ -28,9 +28,9 @@ struct PidModules {
 };
 
 // Sorted symbols of one module with perf-like alias resolution.
-class SymbolTable {
+class ModuleSymbols {
  public:
-  explicit SymbolTable(std::vector<symbols::Symbol> symbols);
+  explicit ModuleSymbols(std::vector<symbols::Symbol> symbols);
   // The symbol containing `addr` (raw ELF address), or nullptr.
   const symbols::Symbol* find(uint64_t addr) const;
   // Every symbol, sorted by address (one per address).
@@ -48,10 +48,8 @@ struct UnwindModule {
   uint64_t base_svma = 0;
 };
 
-struct JitSymbol {
-  uint64_t start = 0, size = 0;
-  std::string name;
-};
+// One line of a perf-<pid>.map.
+using JitSymbol = format::PerfMapEntry;
 
 struct Window {
   uint64_t start = 0, end = UINT64_MAX;
@@ -68,7 +66,7 @@ class ProfileFolder {
   const PidModules* modules(int32_t pid) const;
   // Module path recorded for a key (for display: basename).
   std::string key_path(const std::string& key) const;
-  const SymbolTable* symbols(const std::string& key);
+  const ModuleSymbols* symbols(const std::string& key);
   UnwindModule* unwind(const std::string& key);
   const std::vector<JitSymbol>* perf_map(int32_t pid);
   const std::vector<Window>& windows() const { return windows_; }
@@ -87,7 +85,7 @@ class ProfileFolder {
   bool has_metadata_ = false;
   std::map<int32_t, PidModules> pids_;
   std::map<std::string, std::string> key_to_path_;
-  std::map<std::string, std::unique_ptr<SymbolTable>> symbols_;
+  std::map<std::string, std::unique_ptr<ModuleSymbols>> symbols_;
   std::map<std::string, std::unique_ptr<UnwindModule>> unwind_;
   std::map<int32_t, std::unique_ptr<std::vector<JitSymbol>>> perf_maps_;
   std::vector<Window> windows_;

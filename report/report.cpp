@@ -14,7 +14,7 @@
 
 #include "base/fs.hpp"
 #include "format/format.hpp"
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/attribution.hpp"
 #include "report/output.hpp"
 #include "report/profile_folder.hpp"
@@ -25,8 +25,8 @@ namespace runner::report {
 namespace {
 // The scalar fields of a sample (what printing needs), without copying its
 // callchain, registers and stack.
-profiler::SampleRecord without_vectors(const profiler::SampleRecord& sample) {
-  profiler::SampleRecord out;
+perfdata::SampleRecord without_vectors(const perfdata::SampleRecord& sample) {
+  perfdata::SampleRecord out;
   out.id = sample.id;
   out.ip = sample.ip;
   out.pid = sample.pid;
@@ -91,14 +91,14 @@ class Pipeline {
   // perf-script: a sample of the current round, already unwound (the stack
   // copies are not kept).
   struct Pending {
-    profiler::SampleRecord sample;  // without its vectors
+    perfdata::SampleRecord sample;  // without its vectors
     UnwoundStack stack;
   };
 
   ReportDir make_report_dir();
-  void on_record(const profiler::Record& record,
+  void on_record(const perfdata::Record& record,
                  std::span<const uint8_t> stack);
-  void on_sample(const profiler::SampleRecord& sample,
+  void on_sample(const perfdata::SampleRecord& sample,
                  std::span<const uint8_t> stack);
   void flush_round();
 
@@ -131,13 +131,13 @@ ReportDir Pipeline::make_report_dir() {
 // read: every record of perf.pipedata, through one Record whose vectors are
 // reused; stack copies are unwound straight from the reader's buffer.
 void Pipeline::read() {
-  auto reader = profiler::PipeDataReader::open(
+  auto reader = perfdata::PipedataReader::open(
       format::ProfileLayout(options_.folder).pipedata());
   if (!reader) {
     folder_.warnings().push_back("perf.pipedata: " + reader.error().what());
     return;
   }
-  profiler::Record record;
+  perfdata::Record record;
   while (true) {
     auto next = reader->next_into(record, /*copy_stack=*/false);
     if (!next) {
@@ -153,16 +153,16 @@ void Pipeline::read() {
   flush_round();
 }
 
-void Pipeline::on_record(const profiler::Record& record,
+void Pipeline::on_record(const perfdata::Record& record,
                          std::span<const uint8_t> stack) {
   switch (record.kind) {
-    case profiler::RecordKind::kFinishedRound:
+    case perfdata::RecordKind::kFinishedRound:
       flush_round();
       break;
-    case profiler::RecordKind::kComm:
+    case perfdata::RecordKind::kComm:
       comm_by_tid_[record.comm.tid] = record.comm.comm;
       break;
-    case profiler::RecordKind::kTask:
+    case perfdata::RecordKind::kTask:
       // A new thread or process starts with its parent's name.
       if (!record.task.is_exit) {
         auto parent = comm_by_tid_.find(record.task.ptid);
@@ -170,11 +170,11 @@ void Pipeline::on_record(const profiler::Record& record,
           comm_by_tid_.emplace(record.task.tid, parent->second);
       }
       break;
-    case profiler::RecordKind::kLost:
+    case perfdata::RecordKind::kLost:
       totals_.lost += record.lost.lost;
       attribution_.add_lost(record.lost.sample_id.time, record.lost.lost);
       break;
-    case profiler::RecordKind::kSample:
+    case perfdata::RecordKind::kSample:
       ++totals_.samples_read;
       on_sample(record.sample, stack);
       break;
@@ -184,7 +184,7 @@ void Pipeline::on_record(const profiler::Record& record,
 }
 
 // unwind -> symbolize -> attribute (or, per sample, keep for the round).
-void Pipeline::on_sample(const profiler::SampleRecord& sample,
+void Pipeline::on_sample(const perfdata::SampleRecord& sample,
                          std::span<const uint8_t> stack_copy) {
   if (per_sample_) {
     // Handed over at the end of the round, in time order, once the round's
@@ -222,7 +222,7 @@ void Pipeline::flush_round() {
                      return a.sample.time < b.sample.time;
                    });
   for (const Pending& entry : pending_) {
-    const profiler::SampleRecord& sample = entry.sample;
+    const perfdata::SampleRecord& sample = entry.sample;
     auto comm = comm_by_tid_.find(sample.tid);
     if (comm == comm_by_tid_.end()) comm = comm_by_tid_.find(sample.pid);
     // No name (or an empty one, which the importers would not read): ":tid".

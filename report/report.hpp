@@ -1,7 +1,7 @@
 // report: offline analysis of a profile folder, from the folder alone (as a
 // backend would, without the original binaries). A pipeline (report.cpp):
 //
-//   read: perf.pipedata ──PipeDataReader──> samples
+//   read: perf.pipedata ──PipedataReader──> samples
 //   unwind: Unwinder (.unwind_data CFI: cfi, dwarf_expr, arch_x86_64;
 //     per-pid ranges of perf.metadata) ──> return addresses
 //   symbolize: Symbolizer (.symbols.map + load biases, perf-<pid>.map)

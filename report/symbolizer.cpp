@@ -83,7 +83,7 @@ const symbols::InlineResolver* Symbolizer::inline_resolver(
   // The profile does not record build ids: the file on disk is taken to be
   // the profiled one when every symbol of <key>.symbols.map is in it, at the
   // same address, under the same name.
-  const SymbolTable* table = folder_.symbols(key);
+  const ModuleSymbols* table = folder_.symbols(key);
   if (table == nullptr) return nullptr;
   symbols::DebugSearch search;
   auto on_disk = symbols::read_symbols(path, search);
@@ -125,7 +125,7 @@ FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
   if (modules == nullptr) return {"[unknown]", "", false};
   auto symbolize = [&](const std::string& key,
                        uint64_t bias) -> std::optional<FrameInfo> {
-    const SymbolTable* table = folder_.symbols(key);
+    const ModuleSymbols* table = folder_.symbols(key);
     if (table == nullptr) return std::nullopt;
     const symbols::Symbol* sym = table->find(addr - bias);
     if (sym == nullptr) return std::nullopt;
@@ -147,7 +147,7 @@ FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
   }
   // No range known (a module without unwind data): its symbol bounds.
   for (const auto& s : modules->symbols) {
-    const SymbolTable* table = folder_.symbols(s.key);
+    const ModuleSymbols* table = folder_.symbols(s.key);
     if (table == nullptr) continue;
     uint64_t elf = addr - s.load_bias;
     if (elf < table->min_addr() || elf >= table->max_end()) continue;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "perfdata/perfdata.hpp"
 #include "report/profile_folder.hpp"
 
 namespace runner::report {

@@ -144,7 +144,7 @@ const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
   return nullptr;
 }
 
-UnwoundStack Unwinder::unwind(const profiler::SampleRecord& sample,
+UnwoundStack Unwinder::unwind(const perfdata::SampleRecord& sample,
                               std::span<const uint8_t> stack) {
   if (sample.regs_abi != 0 && !sample.regs.empty() && sample.regs_mask != 0)
     return unwind_dwarf(sample, stack);
@@ -197,7 +197,7 @@ const UnwindRow* Unwinder::row_at(Walk& walk, uint64_t lookup) {
   return walk.row;
 }
 
-UnwoundStack Unwinder::unwind_dwarf(const profiler::SampleRecord& sample,
+UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
                                     std::span<const uint8_t> stack) {
   UnwoundStack out;
   RegState regs = registers_from_sample(sample.regs_mask, sample.regs);

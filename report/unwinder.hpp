@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/cfi.hpp"
 #include "report/profile_folder.hpp"
 
@@ -46,13 +46,13 @@ class Unwinder {
  public:
   explicit Unwinder(ProfileFolder& folder) : folder_(folder) {}
   // DWARF mode (regs + `stack`, the sample's stack copy: SampleRecord::stack
-  // or PipeDataReader::last_stack()) when the sample has them, else the
+  // or PipedataReader::last_stack()) when the sample has them, else the
   // frame-pointer call chain.
-  UnwoundStack unwind(const profiler::SampleRecord& sample,
+  UnwoundStack unwind(const perfdata::SampleRecord& sample,
                       std::span<const uint8_t> stack);
 
  private:
-  UnwoundStack unwind_dwarf(const profiler::SampleRecord& sample,
+  UnwoundStack unwind_dwarf(const perfdata::SampleRecord& sample,
                             std::span<const uint8_t> stack);
   // Where a DWARF walk is: the module and row of the last frame, kept
   // because consecutive frames mostly share them.

@@ -93,7 +93,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
     std::string path =
         format::ProfileLayout(options.out_dir).symbols_map(file.key);
     base::Status written =
-        base::write_file_atomic(path, format_symbols_map(syms));
+        base::write_file_atomic(path, format::format_symbols_map(syms));
     if (written) {
       result.info.has_symbols = true;
       result.info.symbol_count = syms.size();
@@ -115,7 +115,7 @@ void process_file(const UniqueFile& file, const ArtifactOptions& options,
     std::string path =
         format::ProfileLayout(options.out_dir).unwind_data(file.key);
     base::Status written =
-        base::write_file_atomic(path, encode_unwind_data(*unwind));
+        base::write_file_atomic(path, format::encode_unwind_data(*unwind));
     if (written) {
       result.info.has_unwind = true;
     } else {

@@ -60,7 +60,8 @@ void read_build_id_note(Elf_Data* data, std::vector<uint8_t>& build_id) {
   }
 }
 
-struct SymbolTable {
+// One .symtab or .dynsym section: its symbols and their string table.
+struct ElfSymbolSection {
   Elf_Data* syms = nullptr;
   const char* strings = nullptr;
   size_t strings_size = 0;
@@ -68,7 +69,7 @@ struct SymbolTable {
 };
 
 template <typename Sym>
-void append_table(const SymbolTable& table, std::vector<Symbol>& out) {
+void append_table(const ElfSymbolSection& table, std::vector<Symbol>& out) {
   // elf_getdata() returns the table converted to host layout and suitably
   // aligned, so it can be walked as an array of the class's Sym type.
   const auto* syms = static_cast<const Sym*>(table.syms->d_buf);
@@ -237,7 +238,7 @@ base::Status ElfImage::Impl::read_symbol_table(Elf_Scn* scn,
                                                std::vector<Symbol>& out) const {
   GElf_Shdr shdr;
   if (gelf_getshdr(scn, &shdr) == nullptr) return elf_error("symbol table");
-  SymbolTable table;
+  ElfSymbolSection table;
   table.syms = elf_getdata(scn, nullptr);
   if (table.syms == nullptr || table.syms->d_buf == nullptr) {
     return elf_error("symbol table data");

@@ -26,16 +26,15 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 
 namespace runner::symbols {
 
-struct Symbol {
-  uint64_t addr = 0, size = 0;
-  std::string name;
-  // STB_* binding while extracting (not written to .symbols.map): orders
-  // aliases at one address the way perf picks among them.
-  uint8_t binding = 0;
-};
+// The .symbols.map and .unwind_data formats are format/'s: symbols/ fills
+// their types and format/ writes them.
+using format::Range;
+using format::Symbol;
+using format::UnwindData;
 
 // One PT_LOAD program header.
 struct LoadSegment {
@@ -81,37 +80,6 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
 // still-zero ones dropped. No symbols -> Error "No symbols found".
 base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
                                                const DebugSearch& search);
-
-// "<addr hex> <size hex> <name>\n" per symbol, lowercase hex without 0x
-// ('\n' and '\r' in a name are written as '?').
-std::string format_symbols_map(std::span<const Symbol> symbols);
-// Tolerant reader of the format above: malformed lines are skipped and
-// counted in *bad_lines (when given). Errors only when there are lines but
-// none of them is valid.
-base::Result<std::vector<Symbol>> parse_symbols_map(
-    std::string_view text, std::size_t* bad_lines = nullptr);
-
-struct Range {
-  uint64_t start = 0, end = 0;
-  bool operator==(const Range&) const = default;
-};
-
-// Pid-agnostic unwind tables of one file (bincode UnwindData V4).
-struct UnwindData {
-  std::string path;  // path string as recorded in MMAP2
-  uint64_t base_svma = 0;
-  std::optional<std::vector<uint8_t>> eh_frame_hdr;
-  std::optional<Range> eh_frame_hdr_svma;
-  std::vector<uint8_t> eh_frame;
-  Range eh_frame_svma;
-};
-
-// bincode 1.x (fixint, little endian): u32 variant tag 3 (V4), then fields.
-std::vector<uint8_t> encode_unwind_data(const UnwindData& data);
-// Accepts V4 and V3 (upgraded: hdr wrapped in Some); rejects V1/V2 and any
-// truncated or inconsistent input. Trailing bytes are ignored, as bincode's
-// default deserializer does.
-base::Result<UnwindData> decode_unwind_data(std::span<const uint8_t> bytes);
 
 // base_svma = first PT_LOAD vaddr; raw .eh_frame (required, else Error
 // "Failed to find eh_frame section") and optional .eh_frame_hdr with their
@@ -194,6 +162,21 @@ struct ModuleMapping {
   uint64_t inode = 0;  // 0 = identity unknown
   std::optional<uint64_t> timestamp;
 };
+
+// The mapping one /proc/<pid>/maps line describes (as the pid saw it).
+inline ModuleMapping module_mapping(const format::ProcMapping& line,
+                                    int32_t pid) {
+  return ModuleMapping{.pid = pid,
+                       .path = line.path,
+                       .open_path = {},
+                       .start = line.start,
+                       .end = line.end,
+                       .pgoff = line.offset,
+                       .dev_major = line.dev_major,
+                       .dev_minor = line.dev_minor,
+                       .inode = line.inode,
+                       .timestamp = std::nullopt};
+}
 
 struct ArtifactOptions {
   std::string out_dir;

@@ -19,7 +19,7 @@
 
 #include "base/fs.hpp"
 #include "bench/bench_util.hpp"
-#include "profiler/profiler.hpp"
+#include "format/format.hpp"
 #include "symbols/symbols.hpp"
 
 namespace {
@@ -31,20 +31,11 @@ using runner::symbols::ModuleMapping;
 // This process's executable file mappings, from /proc/self/maps.
 std::vector<ModuleMapping> self_mappings() {
   std::vector<ModuleMapping> out;
-  auto text = runner::base::read_file("/proc/self/maps");
-  if (!text) return out;
-  for (const runner::profiler::ProcMapping& p :
-       runner::profiler::parse_proc_maps(*text)) {
-    ModuleMapping m;
-    m.path = p.path;
-    m.start = p.start;
-    m.end = p.end;
-    m.pgoff = p.offset;
-    m.dev_major = p.dev_major;
-    m.dev_minor = p.dev_minor;
-    m.inode = p.inode;
-    out.push_back(m);
-  }
+  auto maps = runner::base::read_file("/proc/self/maps");
+  if (!maps) return out;
+  for (const runner::format::ProcMapping& line :
+       runner::format::parse_proc_maps(*maps))
+    out.push_back(runner::symbols::module_mapping(line, 0));
   return out;
 }
 

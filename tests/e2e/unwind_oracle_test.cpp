@@ -45,7 +45,7 @@
 
 #include <doctest/doctest.h>
 
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "report/profile_folder.hpp"
 #include "report/unwinder.hpp"
 #include "symbols/symbols.hpp"
@@ -109,7 +109,7 @@ std::string file_build_id(const std::string& path) {
 
 // Sampled registers by DWARF number (nullopt: not in the sample).
 std::array<std::optional<uint64_t>, 17> dwarf_regs(
-    const runner::profiler::SampleRecord& s) {
+    const runner::perfdata::SampleRecord& s) {
   std::array<std::optional<uint64_t>, 17> out{};
   std::array<std::optional<uint64_t>, 64> by_perf{};
   size_t next = 0;
@@ -210,14 +210,14 @@ class ElfLocator {
 std::map<std::string, std::string> recorded_build_ids(
     const std::string& pipedata) {
   std::map<std::string, std::string> out;
-  auto reader = runner::profiler::PipeDataReader::open(pipedata);
+  auto reader = runner::perfdata::PipedataReader::open(pipedata);
   if (!reader) return out;
-  runner::profiler::Record r;
+  runner::perfdata::Record r;
   while (true) {
     auto more = reader->next_into(r, /*copy_stack=*/false);
     if (!more || !*more) break;
     constexpr size_t kFixed = 8 + 4 + 24;  // header, pid, id[20], size, pad
-    if (r.kind != runner::profiler::RecordKind::kOther || r.type != 67 ||
+    if (r.kind != runner::perfdata::RecordKind::kOther || r.type != 67 ||
         r.raw.size() <= kFixed)
       continue;
     size_t id_size = std::min<size_t>(r.raw[8 + 4 + 20], 20);
@@ -342,14 +342,14 @@ class Oracle {
     build_ids_ = recorded_build_ids(folder_path_ + "/perf.pipedata");
     runner::report::Unwinder unwinder(*folder_);
     auto reader =
-        runner::profiler::PipeDataReader::open(folder_path_ + "/perf.pipedata");
+        runner::perfdata::PipedataReader::open(folder_path_ + "/perf.pipedata");
     REQUIRE(reader);
-    runner::profiler::Record r;
+    runner::perfdata::Record r;
     while (true) {
       auto more = reader->next_into(r, /*copy_stack=*/false);
       REQUIRE_MESSAGE(more, (more ? "" : more.error().what()));
       if (!*more) break;
-      if (r.kind != runner::profiler::RecordKind::kSample) continue;
+      if (r.kind != runner::perfdata::RecordKind::kSample) continue;
       ++t.samples;
       const auto& s = r.sample;
       if (s.regs_abi == 0 || s.regs.empty()) continue;
@@ -439,7 +439,7 @@ class Oracle {
     return false;
   }
 
-  void compare(const runner::profiler::SampleRecord& s,
+  void compare(const runner::perfdata::SampleRecord& s,
                std::span<const uint8_t> stack,
                runner::report::Unwinder& unwinder, Tally* t) {
     state_.tid = static_cast<pid_t>(s.tid);

@@ -1,7 +1,7 @@
 // Shared by the libFuzzer targets: a scratch directory made once per
 // fuzzing process (under $TMPDIR, removed at exit) where a target writes
 // the input as the file the code under test reads, so that the real
-// file-reading paths (ProfileFolder, PipeDataReader) run on it.
+// file-reading paths (ProfileFolder, PipedataReader) run on it.
 #pragma once
 
 #include <fcntl.h>

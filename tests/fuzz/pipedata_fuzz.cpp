@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "profiler/pipedata_reader.hpp"
+#include "perfdata/perfdata.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,15 +14,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       runner::fuzz::scratch_dir() + "/perf.pipedata";
   runner::fuzz::write_input(path, data, size);
   for (bool copy_stack : {false, true}) {
-    auto reader = runner::profiler::PipeDataReader::open(path);
+    auto reader = runner::perfdata::PipedataReader::open(path);
     if (!reader) return 0;
-    runner::profiler::Record record;
+    runner::perfdata::Record record;
     uint64_t records = 0;
     while (true) {
       auto next = reader->next_into(record, copy_stack);
       if (!next || !*next) break;
       ++records;
-      if (record.kind == runner::profiler::RecordKind::kSample) {
+      if (record.kind == runner::perfdata::RecordKind::kSample) {
         const auto& sample = record.sample;
         const auto stack = copy_stack ? std::span<const uint8_t>(sample.stack)
                                       : reader->last_stack();

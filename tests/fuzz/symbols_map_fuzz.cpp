@@ -12,18 +12,18 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = runner::symbols::parse_symbols_map(text);
+  auto parsed = runner::format::parse_symbols_map(text);
   if (!parsed) return 0;
-  const std::string formatted = runner::symbols::format_symbols_map(*parsed);
-  auto again = runner::symbols::parse_symbols_map(formatted);
+  const std::string formatted = runner::format::format_symbols_map(*parsed);
+  auto again = runner::format::parse_symbols_map(formatted);
   if (!again || again->size() != parsed->size()) std::abort();
   for (size_t i = 0; i < parsed->size(); ++i) {
     const auto& a = (*parsed)[i];
     const auto& b = (*again)[i];
     if (a.addr != b.addr || a.size != b.size) std::abort();
   }
-  if (runner::symbols::format_symbols_map(*again) != formatted) std::abort();
-  runner::report::SymbolTable table(std::move(*parsed));
+  if (runner::format::format_symbols_map(*again) != formatted) std::abort();
+  runner::report::ModuleSymbols table(std::move(*parsed));
   for (const auto& s : table.entries()) {
     const auto* found = table.find(s.addr);
     if (found == nullptr) std::abort();

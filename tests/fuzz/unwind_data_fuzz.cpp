@@ -45,10 +45,10 @@ void evaluate_row(EhFrame& eh, uint64_t pc) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto decoded = runner::symbols::decode_unwind_data(std::span(data, size));
+  auto decoded = runner::format::decode_unwind_data(std::span(data, size));
   if (!decoded) return 0;
-  auto again = runner::symbols::decode_unwind_data(
-      runner::symbols::encode_unwind_data(*decoded));
+  auto again = runner::format::decode_unwind_data(
+      runner::format::encode_unwind_data(*decoded));
   if (!again || again->path != decoded->path ||
       again->base_svma != decoded->base_svma ||
       again->eh_frame != decoded->eh_frame ||

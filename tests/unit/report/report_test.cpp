@@ -81,7 +81,7 @@ TEST_SUITE("report") {
         {0x1100, 0x10, "small", 0},
         {0x2000, 0x1000, "big", 0},
         {0x2100, 0x10, "inner", 0}};
-    SymbolTable table(syms);
+    ModuleSymbols table(syms);
     REQUIRE(table.find(0x1050) != nullptr);
     CHECK(table.find(0x1050)->name == "first_alias");
     CHECK(table.find(0x1105)->name == "small");

@@ -72,7 +72,7 @@ void write_folder(const runner::testing::TempDir& dir,
   data.path = "/mod";
   data.eh_frame_svma = {0x9000, 0x9000 + eh_frame.size()};
   data.eh_frame = std::move(eh_frame);
-  auto bytes = runner::symbols::encode_unwind_data(data);
+  auto bytes = runner::format::encode_unwind_data(data);
   REQUIRE(runner::base::write_file_atomic(
       dir.file("0__mod.unwind_data"), std::string(bytes.begin(), bytes.end())));
   REQUIRE(runner::base::write_file_atomic(dir.file("perf.metadata"),
@@ -84,8 +84,8 @@ void write_folder(const runner::testing::TempDir& dir,
 }
 
 // A DWARF sample of pid 42 with only rsp and rip (perf register bits 7, 8).
-runner::profiler::SampleRecord sample(uint64_t sp, uint64_t ip) {
-  runner::profiler::SampleRecord s;
+runner::perfdata::SampleRecord sample(uint64_t sp, uint64_t ip) {
+  runner::perfdata::SampleRecord s;
   s.pid = s.tid = 42;
   s.ip = ip;
   s.regs_abi = 2;  // PERF_SAMPLE_REGS_ABI_64

@@ -114,7 +114,8 @@ TEST_SUITE("symbols") {
       CHECK(exists(out.file(m.key + ".unwind_data")));
       CHECK(set->debug_info.count(m.key) == 1);
       // Written content = what the lower-level functions return.
-      auto parsed = parse_symbols_map(slurp(out.file(m.key + ".symbols.map")));
+      auto parsed =
+          format::parse_symbols_map(slurp(out.file(m.key + ".symbols.map")));
       REQUIRE(parsed);
       auto direct = read_symbols(m.path, ArtifactOptions{}.debug);
       REQUIRE(direct);
@@ -122,7 +123,7 @@ TEST_SUITE("symbols") {
       CHECK(m.symbol_count == direct->size());
       CHECK(m.symbols_min == direct->front().addr);
       std::string bytes = slurp(out.file(m.key + ".unwind_data"));
-      auto decoded = decode_unwind_data(std::span<const uint8_t>(
+      auto decoded = format::decode_unwind_data(std::span<const uint8_t>(
           reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
       REQUIRE(decoded);
       CHECK(decoded->path == m.path);
@@ -279,28 +280,11 @@ TEST_SUITE("symbols") {
     // Executable file mappings from /proc/self/maps, as the agent would read
     // them, checked against dl_iterate_phdr's dlpi_addr for every object.
     std::vector<ModuleMapping> mappings;
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-      std::istringstream in(line);
-      std::string range, perms, offset, dev, inode, path;
-      in >> range >> perms >> offset >> dev >> inode >> path;
-      if (perms.find('x') == std::string::npos || path.empty() ||
-          path[0] != '/')
-        continue;
-      ModuleMapping m;
-      m.pid = ::getpid();
-      m.path = path;
-      m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-      m.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-      m.pgoff = std::stoull(offset, nullptr, 16);
-      m.dev_major = static_cast<uint32_t>(
-          std::stoul(dev.substr(0, dev.find(':')), nullptr, 16));
-      m.dev_minor = static_cast<uint32_t>(
-          std::stoul(dev.substr(dev.find(':') + 1), nullptr, 16));
-      m.inode = std::stoull(inode);
-      mappings.push_back(m);
-    }
+    auto maps = runner::base::read_file("/proc/self/maps");
+    REQUIRE(maps);
+    for (const runner::format::ProcMapping& line :
+         runner::format::parse_proc_maps(*maps))
+      mappings.push_back(module_mapping(line, ::getpid()));
     REQUIRE(mappings.size() >= 3);
     runner::testing::TempDir out;
     auto set = build_artifacts(mappings, options_for(out.path()));

@@ -8,7 +8,7 @@
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
-#include "profiler/perf_format.hpp"
+#include "format/format.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace runner::profiler {
@@ -46,7 +46,7 @@ TEST_SUITE("profiler") {
     writer->write_attr(attr, ids);
     FeatureBuilder nr;
     nr.add_u32(2).add_u32(2);
-    writer->write_feature(perf_format::kFeatNrCpus, nr.bytes());
+    writer->write_feature(format::perf::kFeatNrCpus, nr.bytes());
     writer->write_finished_round();
     // Larger than the 64-byte buffer: written straight through.
     std::string big(200, 'x');
@@ -54,7 +54,7 @@ TEST_SUITE("profiler") {
     REQUIRE(writer->close());
     auto data = base::read_file(dir.file("out"));
     REQUIRE(data);
-    const size_t attr_record = 8 + perf_format::kAttrSize + 16;
+    const size_t attr_record = 8 + format::perf::kAttrSize + 16;
     REQUIRE(data->size() == 16 + attr_record + 24 + 8 + 200);
     CHECK(writer->bytes_written() == data->size());
     CHECK(data->compare(0, 8, "PERFILE2") == 0);
@@ -63,22 +63,22 @@ TEST_SUITE("profiler") {
     CHECK(header_size == 16);
     perf_event_header header{};
     std::memcpy(&header, data->data() + 16, sizeof(header));
-    CHECK(header.type == perf_format::kHeaderAttr);
+    CHECK(header.type == format::perf::kHeaderAttr);
     CHECK(header.size == attr_record);
     perf_event_attr read_back{};
-    std::memcpy(&read_back, data->data() + 24, perf_format::kAttrSize);
-    CHECK(read_back.size == perf_format::kAttrSize);
+    std::memcpy(&read_back, data->data() + 24, format::perf::kAttrSize);
+    CHECK(read_back.size == format::perf::kAttrSize);
     uint64_t id1 = 0;
-    std::memcpy(&id1, data->data() + 24 + perf_format::kAttrSize + 8, 8);
+    std::memcpy(&id1, data->data() + 24 + format::perf::kAttrSize + 8, 8);
     CHECK(id1 == 9);
     std::memcpy(&header, data->data() + 16 + attr_record, sizeof(header));
-    CHECK(header.type == perf_format::kHeaderFeature);
+    CHECK(header.type == format::perf::kHeaderFeature);
     CHECK(header.size == 24);
     uint64_t feat = 0;
     std::memcpy(&feat, data->data() + 16 + attr_record + 8, 8);
-    CHECK(feat == perf_format::kFeatNrCpus);
+    CHECK(feat == format::perf::kFeatNrCpus);
     std::memcpy(&header, data->data() + 16 + attr_record + 24, sizeof(header));
-    CHECK(header.type == perf_format::kFinishedRound);
+    CHECK(header.type == format::perf::kFinishedRound);
     CHECK(header.size == 8);
   }
 

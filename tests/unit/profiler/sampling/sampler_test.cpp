@@ -27,8 +27,8 @@
 
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
+#include "format/format.hpp"
 #include "profiler/perf_event.hpp"
-#include "profiler/perf_format.hpp"
 #include "profiler/probe.hpp"
 #include "tests/support/perf_events.hpp"
 #include "tests/support/shared_dir.hpp"
@@ -570,7 +570,7 @@ TEST_SUITE("profiler") {
     RunSpec spec;
     spec.argv = {kTarget, "fork", "2", "300"};
     spec.options.mmap_size = 2 * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    spec.options.stack_size = perf_format::kMaxStackSize;
+    spec.options.stack_size = format::perf::kMaxStackSize;
     spec.options.frequency = 4000;
     spec.output = dir.file("perf.pipedata");
     RunResult run = run_sampled(spec);

@@ -1,7 +1,5 @@
 // /proc/<pid>/maps parsing and live snapshots, incl. pinning of mapped
 // files that are deleted or replaced while mapped.
-#include "profiler/proc_maps.hpp"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -16,11 +14,12 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
+#include "perfdata/perfdata.hpp"
 #include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/unit/profiler/reading/reading_test_util.hpp"
+#include "tests/unit/perfdata/reading_test_util.hpp"
 
-using namespace runner::profiler;
+using namespace runner::perfdata;
 using runner::base::ChildProcess;
 using runner::base::UniqueFd;
 
@@ -43,9 +42,9 @@ bool has_libc(const std::vector<ProcMapping>& maps) {
 
 }  // namespace
 
-using runner::profiler::testing::helper;
-using runner::profiler::testing::MappedFileProcess;
-using runner::profiler::testing::real_path;
+using runner::perfdata::testing::helper;
+using runner::perfdata::testing::MappedFileProcess;
+using runner::perfdata::testing::real_path;
 
 TEST_SUITE("profiler") {
   TEST_CASE("parse_proc_maps keeps executable file mappings") {

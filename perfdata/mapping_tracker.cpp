@@ -1,4 +1,4 @@
-#include "profiler/mapping_tracker.hpp"
+#include "perfdata/mapping_tracker.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-namespace runner::profiler {
+namespace runner::perfdata {
 namespace {
 
 bool starts_with(const std::string& s, std::string_view prefix) {
@@ -235,7 +235,7 @@ void MappingTracker::apply(const Record& record) {
 }
 
 base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
-  auto reader = PipeDataReader::open(pipedata_path);
+  auto reader = PipedataReader::open(pipedata_path);
   if (!reader) {
     ++stats_.replay_errors;
     return std::move(reader).error();
@@ -304,105 +304,131 @@ base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
   return status;
 }
 
-void MappingTracker::backfill(std::vector<ProcSnapshot> snapshots) {
-  // Every pinned fd, by the file it holds open as /proc/<pid>/maps named it:
-  // maps and MMAP2 both print the superblock's dev and the inode, so the
-  // keys compare across the two sources (stat's st_dev would not always).
+// Every pinned fd of the snapshots, by the file it holds open as
+// /proc/<pid>/maps named it: maps and MMAP2 both print the superblock's dev
+// and the inode, so the keys compare across the two sources (stat's st_dev
+// would not always). Remembers which pins were used.
+struct MappingTracker::PinIndex {
   using FileKey = std::tuple<uint32_t, uint32_t, uint64_t>;
-  std::map<FileKey, PinnedFile*> pin_by_file;
-  for (ProcSnapshot& snap : snapshots)
-    for (PinnedFile& p : snap.pinned) {
-      if (!p.fd) continue;
-      for (const ProcMapping& m : snap.mappings)
-        if (m.start == p.start && m.end == p.end)
-          pin_by_file.emplace(FileKey{m.dev_major, m.dev_minor, m.inode}, &p);
-    }
+  std::map<FileKey, PinnedFile*> by_file;
   std::vector<PinnedFile*> used;
-  auto use_pin = [&](PinnedFile* p) {
+
+  explicit PinIndex(std::vector<ProcSnapshot>& snapshots) {
+    for (ProcSnapshot& snap : snapshots)
+      for (PinnedFile& p : snap.pinned) {
+        if (!p.fd) continue;
+        for (const ProcMapping& m : snap.mappings)
+          if (m.start == p.start && m.end == p.end)
+            by_file.emplace(FileKey{m.dev_major, m.dev_minor, m.inode}, &p);
+      }
+  }
+  PinnedFile* find(uint32_t dev_major, uint32_t dev_minor,
+                   uint64_t inode) const {
+    auto it = by_file.find(FileKey{dev_major, dev_minor, inode});
+    return it == by_file.end() ? nullptr : it->second;
+  }
+  // The path that reads the pinned file; the pin is kept by the tracker.
+  std::string use(PinnedFile* p) {
     if (std::find(used.begin(), used.end(), p) == used.end()) used.push_back(p);
     return fd_path(p->fd.get());
-  };
+  }
+};
 
-  // MMAP2 mappings whose file is gone: the same inode pinned by a snapshot
-  // has the bytes that were mapped.
+void MappingTracker::backfill(std::vector<ProcSnapshot> snapshots) {
+  PinIndex pins(snapshots);
+  repin_unusable_mmaps(pins);
+  for (ProcSnapshot& snap : snapshots) backfill_snapshot(snap, pins);
+  for (PinnedFile* p : pins.used) pinned_.push_back(std::move(*p));
+}
+
+// MMAP2 mappings whose file is gone: the same inode pinned by a snapshot
+// has the bytes that were mapped.
+void MappingTracker::repin_unusable_mmaps(PinIndex& pins) {
   for (auto& [pid, paths] : by_pid_) {
     if (!pid_passes(pid)) continue;
     for (auto& [path, e] : paths) {
       if (e.state == FileState::kOk || e.mapping.inode == 0) continue;
-      auto pin = pin_by_file.find(
-          FileKey{e.mapping.dev_major, e.mapping.dev_minor, e.mapping.inode});
-      if (pin == pin_by_file.end()) continue;
+      PinnedFile* pin =
+          pins.find(e.mapping.dev_major, e.mapping.dev_minor, e.mapping.inode);
+      if (pin == nullptr) continue;
       if (e.counted) {
         auto& count = stats_.skipped[reason_for(e.state)];
         if (count > 0) --count;
         e.counted = false;
       }
       e.state = FileState::kOk;
-      e.mapping.open_path = use_pin(pin->second);
+      e.mapping.open_path = pins.use(pin);
       ++stats_.pinned;
     }
   }
+}
 
-  for (ProcSnapshot& snap : snapshots) {
-    if (snap.deleted_unreadable > 0)
-      stats_.skipped["deleted_unreadable"] += snap.deleted_unreadable;
-    if (!pid_passes(snap.pid)) {
-      stats_.skipped["pid_filtered"] += snap.mappings.size();
+// The mappings of one snapshot that perf's MMAP2 records did not give.
+void MappingTracker::backfill_snapshot(ProcSnapshot& snap, PinIndex& pins) {
+  if (snap.deleted_unreadable > 0)
+    stats_.skipped["deleted_unreadable"] += snap.deleted_unreadable;
+  if (!pid_passes(snap.pid)) {
+    stats_.skipped["pid_filtered"] += snap.mappings.size();
+    return;
+  }
+  auto& paths = by_pid_[snap.pid];
+  for (const ProcMapping& m : snap.mappings) {
+    if (const char* reason = skip_reason_for_path(m.path)) {
+      ++stats_.skipped[reason];
       continue;
     }
-    auto& paths = by_pid_[snap.pid];
-    for (const ProcMapping& m : snap.mappings) {
-      if (const char* reason = skip_reason_for_path(m.path)) {
-        ++stats_.skipped[reason];
-        continue;
-      }
-      // perf's MMAP2 wins, unless its file turned out unusable.
-      auto existing = paths.find(m.path);
-      if (existing != paths.end() && existing->second.state == FileState::kOk)
-        continue;
-      Entry e;
-      TrackedMapping& t = e.mapping;
-      t.pid = snap.pid;
-      t.start = m.start;
-      t.end = m.end;
-      t.pgoff = m.offset;
-      t.path = m.path;
-      t.open_path = m.path;
-      t.dev_major = m.dev_major;
-      t.dev_minor = m.dev_minor;
-      t.inode = m.inode;
-      t.timestamp = snap.timestamp;
-      t.source = TrackedMapping::Source::kProcSnapshot;
-      PinnedFile* pin = nullptr;
-      if (m.deleted) {
-        for (PinnedFile& p : snap.pinned)
-          if (p.start == m.start && p.end == m.end && p.fd) pin = &p;
-      } else {
-        FileState state = check_file(m.path, m.inode);
-        if (state != FileState::kOk) {
-          auto it =
-              pin_by_file.find(FileKey{m.dev_major, m.dev_minor, m.inode});
-          if (it == pin_by_file.end()) {
-            ++stats_.skipped[reason_for(state)];
-            continue;
-          }
-          pin = it->second;
-        }
-      }
-      if (m.deleted && pin == nullptr) {
-        ++stats_.skipped["deleted_unreadable"];
-        continue;
-      }
-      if (pin != nullptr) {
-        t.open_path = use_pin(pin);
-        ++stats_.pinned;
-      }
-      paths.insert_or_assign(m.path, std::move(e));
-      ++stats_.backfilled;
+    // perf's MMAP2 wins, unless its file turned out unusable.
+    auto existing = paths.find(m.path);
+    if (existing != paths.end() && existing->second.state == FileState::kOk)
+      continue;
+    PinnedFile* pin = nullptr;
+    if (!readable_snapshot_file(snap, m, pins, &pin)) continue;
+    Entry e;
+    e.mapping = snapshot_mapping(snap, m);
+    if (pin != nullptr) {
+      e.mapping.open_path = pins.use(pin);
+      ++stats_.pinned;
     }
-    if (paths.empty()) by_pid_.erase(snap.pid);
+    paths.insert_or_assign(m.path, std::move(e));
+    ++stats_.backfilled;
   }
-  for (PinnedFile* p : used) pinned_.push_back(std::move(*p));
+  if (paths.empty()) by_pid_.erase(snap.pid);
+}
+
+// Whether the file of a snapshot mapping can be read: at its path (same
+// inode), else through a pin (*pin). Counts why not.
+bool MappingTracker::readable_snapshot_file(ProcSnapshot& snap,
+                                            const ProcMapping& m,
+                                            const PinIndex& pins,
+                                            PinnedFile** pin) {
+  if (m.deleted) {
+    for (PinnedFile& p : snap.pinned)
+      if (p.start == m.start && p.end == m.end && p.fd) *pin = &p;
+    if (*pin == nullptr) ++stats_.skipped["deleted_unreadable"];
+    return *pin != nullptr;
+  }
+  FileState state = check_file(m.path, m.inode);
+  if (state == FileState::kOk) return true;
+  *pin = pins.find(m.dev_major, m.dev_minor, m.inode);
+  if (*pin == nullptr) ++stats_.skipped[reason_for(state)];
+  return *pin != nullptr;
+}
+
+TrackedMapping MappingTracker::snapshot_mapping(const ProcSnapshot& snap,
+                                                const ProcMapping& m) {
+  TrackedMapping t;
+  t.pid = snap.pid;
+  t.start = m.start;
+  t.end = m.end;
+  t.pgoff = m.offset;
+  t.path = m.path;
+  t.open_path = m.path;
+  t.dev_major = m.dev_major;
+  t.dev_minor = m.dev_minor;
+  t.inode = m.inode;
+  t.timestamp = snap.timestamp;
+  t.source = TrackedMapping::Source::kProcSnapshot;
+  return t;
 }
 
 std::vector<TrackedMapping> MappingTracker::mappings() const {
@@ -431,4 +457,4 @@ std::set<int32_t> MappingTracker::tracked_pids() const {
   return out;
 }
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata

@@ -10,12 +10,12 @@
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
-#include "profiler/mapping_tracker.hpp"
+#include "perfdata/perfdata.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/unit/profiler/reading/reading_test_util.hpp"
+#include "tests/unit/perfdata/reading_test_util.hpp"
 
-using namespace runner::profiler;
-using namespace runner::profiler::testing;
+using namespace runner::perfdata;
+using namespace runner::perfdata::testing;
 
 namespace {
 

@@ -1,8 +1,6 @@
 // MappingTracker semantics on records built by hand over real files (the
 // tracker stat()s every mapped path): fork inheritance, exec purge, pid
 // filters, backfill, replaced/missing files and pinned fds, replay order.
-#include "profiler/mapping_tracker.hpp"
-
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -12,12 +10,13 @@
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
+#include "perfdata/perfdata.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/unit/profiler/reading/reading_test_util.hpp"
+#include "tests/unit/perfdata/reading_test_util.hpp"
 
-using namespace runner::profiler;
-using namespace runner::profiler::testing;
-namespace pf = runner::profiler::perf_format;
+using namespace runner::perfdata;
+using namespace runner::perfdata::testing;
+namespace pf = runner::format::perf;
 
 namespace {
 

@@ -5,9 +5,9 @@
 
 #include <doctest/doctest.h>
 
-#include "symbols/symbols.hpp"
+#include "format/format.hpp"
 
-namespace runner::symbols {
+namespace runner::format {
 namespace {
 
 // crates/runner-shared/testdata/unwind_data_v4.bin, written out byte by byte.
@@ -82,7 +82,7 @@ UnwindData fixture_input() {
   return data;
 }
 
-TEST_SUITE("symbols") {
+TEST_SUITE("format") {
   TEST_CASE("unwind data: V4 encoding matches the 62-byte fixture exactly") {
     REQUIRE(kV4Fixture.size() == 62);
     std::vector<uint8_t> encoded = encode_unwind_data(fixture_input());
@@ -181,4 +181,4 @@ TEST_SUITE("symbols") {
 }
 
 }  // namespace
-}  // namespace runner::symbols
+}  // namespace runner::format

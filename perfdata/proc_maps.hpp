@@ -1,4 +1,4 @@
-// /proc/<pid>/maps: the parser, and snapshots of a live process's executable
+// /proc/<pid>/maps: snapshots of a live process's executable
 // file mappings. A snapshot is taken while the process is alive (when a pid
 // announces itself) to backfill mappings perf never recorded (spec §5.2).
 // Mappings of deleted files are pinned: the snapshot owns an fd on the
@@ -14,31 +14,14 @@
 
 #include "base/result.hpp"
 #include "base/unique_fd.hpp"
+#include "format/format.hpp"
 
-namespace runner::profiler {
+namespace runner::perfdata {
 
-struct ProcMapping {
-  uint64_t start = 0, end = 0, offset = 0;
-  uint32_t dev_major = 0, dev_minor = 0;
-  uint64_t inode = 0;
-  std::string perms;  // "r-xp"
-  std::string path;   // without the " (deleted)" suffix
-  bool deleted = false;
-};
-
-// Lines seen and why lines were not returned.
-struct ProcMapsStats {
-  uint64_t lines = 0, not_executable = 0, anonymous = 0, pseudo = 0,
-           malformed = 0;
-};
-
-// Executable (perms has 'x'), file-backed lines only. The path is
-// everything from the first '/' after the inode column (paths may contain
-// spaces); "[vdso]"-style pseudo paths and other non-'/' names
-// ("anon_inode:...") are skipped; a trailing " (deleted)" is stripped and
-// flagged.
-std::vector<ProcMapping> parse_proc_maps(std::string_view text,
-                                         ProcMapsStats* stats = nullptr);
+// The lines themselves are format/'s.
+using format::parse_proc_maps;
+using format::ProcMapping;
+using format::ProcMapsStats;
 
 struct PinnedFile {
   uint64_t start = 0, end = 0;  // the mapping the fd was opened through
@@ -63,4 +46,4 @@ struct ProcSnapshot {
 // A dead pid gives an Error (ENOENT/ESRCH).
 base::Result<ProcSnapshot> snapshot_proc_maps(int32_t pid);
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata

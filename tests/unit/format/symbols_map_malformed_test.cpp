@@ -7,13 +7,13 @@
 
 #include <doctest/doctest.h>
 
-#include "symbols/symbols.hpp"
+#include "format/format.hpp"
 
-using runner::symbols::format_symbols_map;
-using runner::symbols::parse_symbols_map;
-using runner::symbols::Symbol;
+using runner::format::format_symbols_map;
+using runner::format::parse_symbols_map;
+using runner::format::Symbol;
 
-TEST_SUITE("symbols") {
+TEST_SUITE("format") {
   TEST_CASE("a symbol name with a line break stays on one line") {
     const std::vector<Symbol> symbols = {
         {0x1000, 0x10, "evil\n2000 10 forged", 0},

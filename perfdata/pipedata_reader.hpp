@@ -22,75 +22,18 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 
-namespace runner::profiler {
+namespace runner::perfdata {
 
-struct EventAttr {
-  perf_event_attr attr{};  // copied, zero-extended to sizeof(perf_event_attr)
-  std::vector<uint64_t> ids;
-  std::string name;  // from HEADER_EVENT_DESC when present, else ""
-};
-
-// Fields present in every record when sample_id_all is set (and in samples).
-struct SampleId {
-  uint32_t pid = 0, tid = 0;
-  uint64_t time = 0;
-  uint64_t id = 0;
-  uint32_t cpu = 0;
-};
-
-struct SampleRecord {
-  uint64_t id = 0;  // identifier (0 when the layout has none)
-  uint64_t ip = 0;
-  uint32_t pid = 0, tid = 0;
-  uint64_t time = 0;
-  uint32_t cpu = 0;
-  uint64_t period = 0;
-  uint64_t addr = 0, stream_id = 0;   // PERF_SAMPLE_ADDR / STREAM_ID
-  uint64_t weight = 0, data_src = 0;  // PERF_SAMPLE_WEIGHT* / DATA_SRC
-  uint16_t misc = 0;                // header misc (PERF_RECORD_MISC_USER, ...)
-  std::vector<uint64_t> callchain;  // incl. PERF_CONTEXT_* markers
-  uint64_t regs_abi = 0;            // PERF_SAMPLE_REGS_ABI_*, 0 = none
-  uint64_t regs_mask = 0;           // attr.sample_regs_user
-  std::vector<uint64_t> regs;       // one value per set bit of regs_mask
-  std::vector<uint8_t> stack;       // the first dyn_size bytes of the copy
-  uint64_t stack_size = 0;          // requested copy size (attr)
-  const EventAttr* attr = nullptr;  // layout the sample was decoded with;
-                                    // owned by the reader, valid while it
-                                    // lives (later attrs do not move it)
-};
-
-struct Mmap2Record {  // PERF_RECORD_MMAP2 (and PERF_RECORD_MMAP, widened)
-  uint32_t pid = 0, tid = 0;
-  uint64_t addr = 0, len = 0, pgoff = 0;
-  uint32_t maj = 0, min = 0;
-  uint64_t ino = 0, ino_generation = 0;
-  uint32_t prot = 0, flags = 0;  // PROT_EXEC etc. (MMAP: prot = PROT_EXEC
-                                 // unless misc has PERF_RECORD_MISC_MMAP_DATA)
-  bool has_build_id = false;     // PERF_RECORD_MISC_MMAP_BUILD_ID
-  std::vector<uint8_t> build_id;
-  std::string filename;
-  SampleId sample_id;
-};
-
-struct CommRecord {
-  uint32_t pid = 0, tid = 0;
-  std::string comm;
-  bool exec = false;  // PERF_RECORD_MISC_COMM_EXEC
-  SampleId sample_id;
-};
-
-struct TaskRecord {  // PERF_RECORD_FORK / PERF_RECORD_EXIT
-  bool is_exit = false;
-  uint32_t pid = 0, ppid = 0, tid = 0, ptid = 0;
-  uint64_t time = 0;
-  SampleId sample_id;
-};
-
-struct LostRecord {  // PERF_RECORD_LOST
-  uint64_t id = 0, lost = 0;
-  SampleId sample_id;
-};
+// The decoded records are format/'s perf.pipedata layouts.
+using format::perf::CommRecord;
+using format::perf::EventAttr;
+using format::perf::LostRecord;
+using format::perf::Mmap2Record;
+using format::perf::SampleId;
+using format::perf::SampleRecord;
+using format::perf::TaskRecord;
 
 enum class RecordKind {
   kSample,
@@ -124,7 +67,7 @@ struct ReaderStats {
                                     // (more than 256 in one file)
 };
 
-class PipeDataReader {
+class PipedataReader {
  public:
   // What open() accepts at the path (never a symlink): a regular file only
   // (a FIFO or device is refused at once, never blocked on), or also a FIFO
@@ -132,11 +75,11 @@ class PipeDataReader {
   enum class Source { kRegularFile, kFileOrStream };
   // Opens `path` and checks the pipe header (PERFILE2, size 16). The file
   // must be in pipe mode; a perf.data file header is rejected clearly.
-  static base::Result<PipeDataReader> open(
+  static base::Result<PipedataReader> open(
       const std::string& path, Source source = Source::kRegularFile);
-  PipeDataReader(PipeDataReader&&) noexcept;
-  PipeDataReader& operator=(PipeDataReader&&) noexcept;
-  ~PipeDataReader();
+  PipedataReader(PipedataReader&&) noexcept;
+  PipedataReader& operator=(PipedataReader&&) noexcept;
+  ~PipedataReader();
 
   // The next record, std::nullopt at a clean end of file, or an Error for a
   // truncated/corrupt stream (the reader then stays at end of file).
@@ -161,8 +104,8 @@ class PipeDataReader {
 
  private:
   struct Impl;
-  explicit PipeDataReader(std::unique_ptr<Impl> impl);
+  explicit PipedataReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata

@@ -1,8 +1,6 @@
-// PipeDataReader on hand-made files: every sample field layout, side-band
+// PipedataReader on hand-made files: every sample field layout, side-band
 // records with their sample_id_all trailers, user records, and broken
 // streams (truncated at every byte, impossible sizes, compressed, garbage).
-#include "profiler/pipedata_reader.hpp"
-
 #include <sys/mman.h>
 
 #include <random>
@@ -10,12 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include "perfdata/perfdata.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/unit/profiler/reading/reading_test_util.hpp"
+#include "tests/unit/perfdata/reading_test_util.hpp"
 
-using namespace runner::profiler;
-using namespace runner::profiler::testing;
-namespace pf = runner::profiler::perf_format;
+using namespace runner::perfdata;
+using namespace runner::perfdata::testing;
+namespace pf = runner::format::perf;
 
 namespace {
 
@@ -439,7 +438,7 @@ TEST_SUITE("profiler") {
       Bytes f = start;
       f.u32(9).u16(0).u16(4);
       write_bytes(dir.file("f"), f.data());
-      auto reader = PipeDataReader::open(dir.file("f"));
+      auto reader = PipedataReader::open(dir.file("f"));
       REQUIRE(reader);
       for (int i = 0; i < 2; ++i) REQUIRE(reader->next());
       CHECK_FALSE(reader->next());
@@ -557,7 +556,7 @@ TEST_SUITE("profiler") {
       f.append(attr_record(a, {1000 + i}));
     }
     write_bytes(dir.file("f"), f.data());
-    auto reader = PipeDataReader::open(dir.file("f"));
+    auto reader = PipedataReader::open(dir.file("f"));
     REQUIRE(reader);
     REQUIRE(reader->next());
     auto sample = reader->next();

@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "profiler/pipedata_reader.hpp"
-#include "profiler/proc_maps.hpp"
+#include "perfdata/pipedata_reader.hpp"
+#include "perfdata/proc_maps.hpp"
 
-namespace runner::profiler {
+namespace runner::perfdata {
 
 enum class PidFilterMode {
   kTracked,  // announced pids and all their descendants (FORK)
@@ -125,7 +125,16 @@ class MappingTracker {
     uint64_t inode = 0;
   };
 
+  struct PinIndex;
+
   bool pid_passes(int32_t pid) const;
+  // The steps of backfill().
+  void repin_unusable_mmaps(PinIndex& pins);
+  void backfill_snapshot(ProcSnapshot& snap, PinIndex& pins);
+  bool readable_snapshot_file(ProcSnapshot& snap, const ProcMapping& m,
+                              const PinIndex& pins, PinnedFile** pin);
+  static TrackedMapping snapshot_mapping(const ProcSnapshot& snap,
+                                         const ProcMapping& m);
   void apply_mmap(const Mmap2Record& m);
   void apply_fork(const TaskRecord& t);
   void apply_exit(const TaskRecord& t);
@@ -162,4 +171,4 @@ class MappingTracker {
 // /proc snapshots so both sources skip the same things.
 const char* skip_reason_for_path(const std::string& path);
 
-}  // namespace runner::profiler
+}  // namespace runner::perfdata

@@ -3,12 +3,12 @@
 
 #include <doctest/doctest.h>
 
-#include "symbols/symbols.hpp"
+#include "format/format.hpp"
 
-namespace runner::symbols {
+namespace runner::format {
 namespace {
 
-TEST_SUITE("symbols") {
+TEST_SUITE("format") {
   TEST_CASE("symbols map: format is '<addr hex> <size hex> <name>'") {
     std::vector<Symbol> symbols = {
         {0x1000, 0x2a, "_ZN4demo5outerEi"},
@@ -45,4 +45,4 @@ TEST_SUITE("symbols") {
 }
 
 }  // namespace
-}  // namespace runner::symbols
+}  // namespace runner::format

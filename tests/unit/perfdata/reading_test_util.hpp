@@ -1,6 +1,6 @@
 // Helpers shared by the reading-side tests: a byte builder for hand-made
 // pipe-mode perf.data, running the helper programs and perf, and reading a
-// whole file through PipeDataReader.
+// whole file through PipedataReader.
 #pragma once
 
 #include <fcntl.h>
@@ -21,11 +21,11 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "base/unique_fd.hpp"
-#include "profiler/perf_format.hpp"
-#include "profiler/pipedata_reader.hpp"
+#include "format/format.hpp"
+#include "perfdata/perfdata.hpp"
 #include "tests/support/perf_events.hpp"
 
-namespace runner::profiler::testing {
+namespace runner::perfdata::testing {
 
 inline std::string helper(const std::string& name) {
   return std::string(READING_HELPER_DIR) + "/reading_" + name;
@@ -94,7 +94,7 @@ inline Bytes record(uint32_t type, uint16_t misc, const Bytes& body) {
 
 inline Bytes pipe_header() {
   Bytes b;
-  b.raw(perf_format::kPipeMagic, 8).u64(perf_format::kPipeHeaderSize);
+  b.raw(format::perf::kPipeMagic, 8).u64(format::perf::kPipeHeaderSize);
   return b;
 }
 
@@ -103,7 +103,7 @@ inline Bytes attr_record(const perf_event_attr& attr,
   Bytes body;
   body.raw(&attr, sizeof(attr));
   for (uint64_t id : ids) body.u64(id);
-  return record(perf_format::kHeaderAttr, 0, body);
+  return record(format::perf::kHeaderAttr, 0, body);
 }
 
 inline void write_bytes(const std::string& path,
@@ -119,7 +119,7 @@ struct ReadAll {
   ReaderStats stats;
   std::vector<EventAttr> attrs;
   // Kept open: SampleRecord::attr points into it.
-  std::optional<PipeDataReader> reader;
+  std::optional<PipedataReader> reader;
 };
 
 // Reads until end or error; `max_records` guards against a reader that
@@ -128,7 +128,7 @@ inline ReadAll read_all(const std::string& path,
                         size_t max_records = 10000000) {
   ReadAll out;
   auto reader =
-      PipeDataReader::open(path, PipeDataReader::Source::kFileOrStream);
+      PipedataReader::open(path, PipedataReader::Source::kFileOrStream);
   if (!reader) {
     out.error = reader.error().what();
     return out;
@@ -238,4 +238,4 @@ class MappedFileProcess {
   std::optional<base::ChildProcess> child_;
 };
 
-}  // namespace runner::profiler::testing
+}  // namespace runner::perfdata::testing

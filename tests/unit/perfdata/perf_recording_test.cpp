@@ -19,14 +19,15 @@
 
 #include <doctest/doctest.h>
 
-#include "profiler/mapping_tracker.hpp"
+#include "perfdata/perfdata.hpp"
 #include "profiler/sampler.hpp"
 #include "tests/support/libc.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/unit/profiler/reading/reading_test_util.hpp"
+#include "tests/unit/perfdata/reading_test_util.hpp"
 
 using namespace runner::profiler;
-using namespace runner::profiler::testing;
+using namespace runner::perfdata;
+using namespace runner::perfdata::testing;
 
 namespace {
 
@@ -172,7 +173,7 @@ TEST_SUITE("profiler") {
     runner::testing::TempDir dir;
     const std::string file = dir.file("reuse.pipedata");
     ReadAll all = record_hot_loop(file);
-    auto reader = PipeDataReader::open(file);
+    auto reader = PipedataReader::open(file);
     REQUIRE(reader);
     Record record;
     size_t index = 0, with_stack = 0;

@@ -1,0 +1,43 @@
+// The options of one sampling run: which event, how often, which call
+// graph, how large the buffers. Plain data, filled by the agent from the
+// command line and read by the Sampler and by sampling_attr(); in a header of
+// its own so that the lower files (event_attrs) need not include the Sampler.
+#pragma once
+
+#include <cstdint>
+
+#include "base/result.hpp"
+
+namespace runner::profiler {
+
+enum class CallGraphMode { kDwarf, kFramePointer };
+// kAuto: cycles where the machine has a hardware PMU, else cpu-clock.
+enum class SamplingEvent { kAuto, kCycles, kCpuClock, kTaskClock };
+
+struct SamplerOptions {
+  uint32_t frequency = 997;
+  CallGraphMode call_graph = CallGraphMode::kDwarf;
+  uint32_t stack_size = 8192;  // dwarf copy size, 8-byte aligned, max 65528
+  uint64_t mmap_size = 0;  // data bytes per CPU buffer; 0 = default_mmap_size
+  bool tracking_event = true;  // the always-on dummy side-band event
+  bool user_only = true;       // exclude_kernel (+ exclude_hv)
+  SamplingEvent event = SamplingEvent::kAuto;
+};
+
+// The default buffer holds about this long of samples per CPU at the chosen
+// frequency and stack size, rounded to a power of two (4 MiB for 997 Hz x
+// dwarf,8192, 16 MiB for dwarf,32768, 256 KiB for fp), within
+// [kMinMmapSize, kMaxDefaultMmapSize]. Larger buffers cost cache and memory
+// without helping: the drain thread empties them every 256 KiB.
+inline constexpr uint64_t kDefaultBufferMs = 500;
+inline constexpr uint64_t kMaxDefaultMmapSize = 64ULL << 20;
+uint64_t default_mmap_size(const SamplerOptions& options);
+// mmap_size is halved down to this on EPERM (mlock limits), unless the
+// requested size was already smaller.
+inline constexpr uint64_t kMinMmapSize = 64ULL << 10;
+
+// Clear errors for bad sizes (stack_size 0 / unaligned / > 65528, frequency
+// 0, mmap_size not a power-of-two number of pages).
+base::Status validate_options(const SamplerOptions& options);
+
+}  // namespace runner::profiler
