@@ -5,7 +5,7 @@
 
 #include "agent/commands.hpp"
 #include "agent/options.hpp"
-#include "base/log.hpp"
+#include "base/base.hpp"
 
 namespace runner::agent {
 

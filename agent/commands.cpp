@@ -10,10 +10,8 @@
 
 #include "agent/exec_config.hpp"
 #include "agent/session.hpp"
-#include "base/child_process.hpp"
-#include "base/fs.hpp"
-#include "base/unique_fd.hpp"
-#include "integrations/exec-harness/walltime_loop.hpp"
+#include "base/base.hpp"
+#include "integrations/exec-harness/exec_harness.hpp"
 #include "profiler/profiler.hpp"
 #include "report/report.hpp"
 

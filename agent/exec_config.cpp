@@ -5,7 +5,7 @@
 #include <sstream>
 #include <utility>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 #include <yaml-cpp/eventhandler.h>

@@ -11,9 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "base/fs.hpp"
-#include "base/log.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "config.h"
 #include "format/format.hpp"
 #include "profiler/profiler.hpp"

@@ -6,7 +6,7 @@
 
 #include "agent/man_page.hpp"
 #include "config.h"
-#include "integrations/exec-harness/options.hpp"
+#include "integrations/exec-harness/exec_harness.hpp"
 #include "profiler/profiler.hpp"
 
 namespace runner::agent {

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "fifo/command.hpp"
 
 namespace runner::fifo {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "base/log.hpp"
+#include "base/base.hpp"
 #include "fifo/isolated_fifos.hpp"
 
 namespace runner::fifo {

@@ -19,8 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "fifo/server_options.hpp"
 
 namespace runner::fifo {

@@ -10,8 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "base/fs.hpp"
-#include "base/log.hpp"
+#include "base/base.hpp"
 
 namespace runner::fifo {
 namespace {

@@ -26,9 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/mount_namespace.hpp"
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "fifo/server_options.hpp"
 
 namespace runner::fifo {

@@ -14,7 +14,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include "base/log.hpp"
+#include "base/base.hpp"
 #include "fifo/codec.hpp"
 #include "fifo/fifo_files.hpp"
 #include "fifo/frame_decoder.hpp"

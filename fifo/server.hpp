@@ -29,7 +29,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "fifo/command.hpp"
 #include "fifo/server_options.hpp"
 

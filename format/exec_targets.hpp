@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/quantities.hpp"
 
 namespace runner::format {

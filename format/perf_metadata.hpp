@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/execution_timestamps.hpp"
 
 namespace runner::format {

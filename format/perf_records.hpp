@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/bytes.hpp"
 
 namespace runner::format::perf {

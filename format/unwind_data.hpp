@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::format {
 

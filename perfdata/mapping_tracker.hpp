@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "perfdata/pipedata_reader.hpp"
 #include "perfdata/proc_maps.hpp"
 

@@ -12,8 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "base/mapped_region.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 
 namespace runner::perfdata {
 namespace {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::perfdata {

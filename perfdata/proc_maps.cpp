@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::perfdata {
 namespace {

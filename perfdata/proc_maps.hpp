@@ -12,8 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::perfdata {

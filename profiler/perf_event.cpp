@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <charconv>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::profiler {
 namespace {

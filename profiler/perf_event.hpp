@@ -11,8 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 
 namespace runner::profiler {
 

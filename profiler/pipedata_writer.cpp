@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::profiler {
 namespace {

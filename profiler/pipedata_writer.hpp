@@ -14,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::profiler {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"

@@ -9,8 +9,7 @@
 #include <cstring>
 #include <span>
 
-#include "base/mapped_region.hpp"
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::profiler {
 

@@ -20,9 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/fs.hpp"
-#include "base/log.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "profiler/sampler_options.hpp"
 
 namespace runner::profiler {

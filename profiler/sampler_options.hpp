@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::profiler {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "report/arch_x86_64.hpp"
 
 namespace runner::report {

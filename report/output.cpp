@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::report {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "perfdata/perfdata.hpp"
 #include "report/flamegraph.hpp"
 #include "report/report.hpp"

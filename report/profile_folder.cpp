@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::report {

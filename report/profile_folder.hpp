@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "report/cfi.hpp"
 #include "symbols/symbols.hpp"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
 #include "report/attribution.hpp"

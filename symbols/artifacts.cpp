@@ -11,8 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "base/fs.hpp"
-#include "base/log.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "symbols/elf_image.hpp"
 #include "symbols/symbols.hpp"

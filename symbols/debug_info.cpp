@@ -17,7 +17,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "symbols/elf_image.hpp"
 #include "symbols/symbols.hpp"
 

@@ -14,7 +14,7 @@
 #include <mutex>
 #include <utility>
 
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 
 namespace runner::symbols {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::symbols {

@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "base/mapped_region.hpp"
+#include "base/base.hpp"
 #include "symbols/elf_image.hpp"
 #include "symbols/symbols.hpp"
 

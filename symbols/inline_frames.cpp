@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::symbols {

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::symbols {

@@ -14,8 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "base/child_process.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "instrument_hooks.hpp"
 #include "integrations/exec-harness/options.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "base/fs.hpp"
+#include "base/base.hpp"
 
 namespace runner::results {
 namespace {
