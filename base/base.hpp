@@ -20,6 +20,7 @@
 #include "base/mapped_region.hpp"
 #include "base/mount_namespace.hpp"
 #include "base/process_tree.hpp"
+#include "base/ranges.hpp"
 #include "base/result.hpp"
 #include "base/text.hpp"
 #include "base/unique_fd.hpp"

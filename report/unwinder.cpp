@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "base/base.hpp"
 #include "report/dwarf_expr.hpp"
 
 namespace runner::report {
@@ -131,17 +132,7 @@ std::optional<StackEnd> caller_registers(const UnwindRow& row,
 
 const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
   if (modules == nullptr) return nullptr;
-  const auto& list = modules->unwind;
-  auto it = std::upper_bound(
-      list.begin(), list.end(), addr,
-      [](uint64_t a, const UnwindRef& r) { return a < r.start; });
-  // Executable mappings of one process rarely overlap: look at the closest
-  // few that start below the address.
-  for (int step = 0; step < 8 && it != list.begin(); ++step) {
-    --it;
-    if (addr >= it->start && addr < it->end) return &*it;
-  }
-  return nullptr;
+  return base::find_containing(modules->unwind, addr);
 }
 
 UnwoundStack Unwinder::unwind(const perfdata::SampleRecord& sample,

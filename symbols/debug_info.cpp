@@ -138,16 +138,11 @@ class DwarfIndex {
   }
 
   std::optional<size_t> find_cu(uint64_t addr) const {
-    auto it = std::upper_bound(
-        ranges_.begin(), ranges_.end(), addr,
-        [](uint64_t a, const CuRange& r) { return a < r.start; });
-    // Ranges of different CUs should not overlap, but tolerate a few that do
-    // by looking back a little.
-    for (int step = 0; step < 8 && it != ranges_.begin(); ++step) {
-      --it;
-      if (addr >= it->start && addr < it->end) return it->cu;
-    }
-    return std::nullopt;
+    // Ranges of different CUs should not overlap, but tolerate a few that
+    // do by looking back a little.
+    const CuRange* range = base::find_containing(ranges_, addr);
+    if (range == nullptr) return std::nullopt;
+    return range->cu;
   }
 
   void collect_inlines(Dwarf_Die* parent, bool inside_inline,
@@ -200,14 +195,7 @@ class DwarfIndex {
   }
 
   static const InlineCall* find_inline(const CuData& cu, uint64_t addr) {
-    auto it = std::upper_bound(
-        cu.inlines.begin(), cu.inlines.end(), addr,
-        [](uint64_t a, const InlineCall& c) { return a < c.start; });
-    for (int step = 0; step < 8 && it != cu.inlines.begin(); ++step) {
-      --it;
-      if (addr >= it->start && addr < it->end) return &*it;
-    }
-    return nullptr;
+    return base::find_containing(cu.inlines, addr);
   }
 
   const char* file_name(CuData& cu, uint64_t index) {

@@ -119,15 +119,8 @@ void collect(Dwarf_Die* parent, std::vector<InlineNode>& out, int depth) {
 // The node of sorted, non-overlapping `nodes` containing `addr`.
 const InlineNode* find_node(const std::vector<InlineNode>& nodes,
                             uint64_t addr) {
-  auto it = std::upper_bound(
-      nodes.begin(), nodes.end(), addr,
-      [](uint64_t a, const InlineNode& n) { return a < n.start; });
   // Well-formed siblings do not overlap; tolerate a few that do.
-  for (int step = 0; step < 8 && it != nodes.begin(); ++step) {
-    --it;
-    if (addr >= it->start && addr < it->end) return &*it;
-  }
-  return nullptr;
+  return base::find_containing(nodes, addr);
 }
 
 }  // namespace
@@ -167,14 +160,8 @@ struct InlineResolver::Impl {
   }
 
   CuTree* find_cu(uint64_t addr) {
-    auto it = std::upper_bound(
-        ranges.begin(), ranges.end(), addr,
-        [](uint64_t a, const CuRange& r) { return a < r.start; });
-    for (int step = 0; step < 8 && it != ranges.begin(); ++step) {
-      --it;
-      if (addr >= it->start && addr < it->end) return &cus[it->cu];
-    }
-    return nullptr;
+    const CuRange* range = base::find_containing(ranges, addr);
+    return range != nullptr ? &cus[range->cu] : nullptr;
   }
 };
 
