@@ -31,6 +31,37 @@ bool ByteReader::skip_array(uint64_t count, uint64_t item_size) {
   return true;
 }
 
+// The shift stops growing past 63 so that no input length can wrap it.
+uint64_t ByteReader::uleb128() {
+  uint64_t result = 0;
+  unsigned shift = 0;
+  while (true) {
+    const uint8_t b = u8();
+    if (!ok_) return 0;
+    if (shift < 64) {
+      result |= static_cast<uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+    }
+    if ((b & 0x80) == 0) return result;
+  }
+}
+
+int64_t ByteReader::sleb128() {
+  uint64_t result = 0;
+  unsigned shift = 0;
+  uint8_t b = 0;
+  do {
+    b = u8();
+    if (!ok_) return 0;
+    if (shift < 64) {
+      result |= static_cast<uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+    }
+  } while ((b & 0x80) != 0);
+  if (shift < 64 && (b & 0x40) != 0) result |= ~uint64_t{0} << shift;
+  return static_cast<int64_t>(result);
+}
+
 uint64_t ByteReader::le(size_t width) {
   if (!ok_ || remaining() < width) {
     ok_ = false;

@@ -1,6 +1,7 @@
 // The one byte reader and byte writer of the binary formats (the FIFO wire
-// protocol, bincode .unwind_data, perf.pipedata records): fixed-width
-// little-endian integers whatever the host, every read bounds-checked.
+// protocol, bincode .unwind_data, perf.pipedata records, and under report/'s
+// DWARF layer .eh_frame and DWARF expressions): fixed-width little-endian
+// integers whatever the host and LEB128, every read bounds-checked.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,24 @@ class ByteReader {
   }
   // Skips `count` items of `item_size` bytes (fails when they do not fit).
   bool skip_array(uint64_t count, uint64_t item_size);
+
+  // LEB128 (DWARF: 7 bits a byte, low group first, bit 7 set on all but the
+  // last byte; sleb128 sign-extends from bit 6 of the last byte). Groups past
+  // bit 63 are dropped, so an overlong or too large value reads as its low
+  // 64 bits; input ending before the last byte fails the reader and reads 0.
+  uint64_t uleb128();
+  int64_t sleb128();
+
+  // Moves to offset `pos` of the range (fails when it is past the end). A
+  // failed reader stays failed wherever it is moved.
+  bool seek(size_t pos) {
+    if (pos > bytes_.size()) {
+      ok_ = false;
+      return false;
+    }
+    pos_ = pos;
+    return ok_;
+  }
 
   size_t remaining() const { return bytes_.size() - pos_; }
   size_t pos() const { return pos_; }
