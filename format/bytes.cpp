@@ -31,22 +31,4 @@ bool ByteReader::skip_array(uint64_t count, uint64_t item_size) {
   return true;
 }
 
-uint64_t ByteReader::le(size_t width) {
-  if (!ok_ || remaining() < width) {
-    ok_ = false;
-    return 0;
-  }
-  uint64_t v = load_le(bytes_, pos_, width);
-  pos_ += width;
-  return v;
-}
-
-uint64_t load_le(std::span<const uint8_t> bytes, size_t at, size_t width) {
-  if (at > bytes.size() || bytes.size() - at < width || width > 8) return 0;
-  uint64_t v = 0;
-  for (size_t i = 0; i < width; ++i)
-    v |= static_cast<uint64_t>(bytes[at + i]) << (8 * i);
-  return v;
-}
-
 }  // namespace runner::format

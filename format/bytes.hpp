@@ -1,6 +1,7 @@
 // The one byte reader and byte writer of the binary formats (the FIFO wire
-// protocol, bincode .unwind_data, perf.pipedata records): fixed-width
-// little-endian integers whatever the host, every read bounds-checked.
+// protocol, bincode .unwind_data, perf.pipedata records, and under report/'s
+// DWARF layer .eh_frame and DWARF expressions): fixed-width little-endian
+// integers whatever the host and LEB128, every read bounds-checked.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,19 @@
 #include <vector>
 
 namespace runner::format {
+
+// The `width` (<= 8) bytes at `at` as a little-endian integer, without a
+// reader: for peeking at fields of a buffer that may still be incomplete.
+// 0 when they are not all inside `bytes`. Inline, as every fixed-width read
+// goes through it (the CFI walk of report/ reads byte by byte).
+inline uint64_t load_le(std::span<const uint8_t> bytes, size_t at,
+                        size_t width) {
+  if (at > bytes.size() || bytes.size() - at < width || width > 8) return 0;
+  uint64_t v = 0;
+  for (size_t i = 0; i < width; ++i)
+    v |= static_cast<uint64_t>(bytes[at + i]) << (8 * i);
+  return v;
+}
 
 // Reads fixed-width little-endian fields from a byte range it does not own.
 // A read past the end fails the reader for good and yields zeros (or an
@@ -38,23 +52,72 @@ class ByteReader {
   // Skips `count` items of `item_size` bytes (fails when they do not fit).
   bool skip_array(uint64_t count, uint64_t item_size);
 
+  // LEB128 (DWARF: 7 bits a byte, low group first, bit 7 set on all but the
+  // last byte; sleb128 sign-extends from bit 6 of the last byte). Groups past
+  // bit 63 are dropped, so an overlong or too large value reads as its low
+  // 64 bits; input ending before the last byte fails the reader and reads 0.
+  // (Inline, like the fixed-width reads: the CFI walk is made of them. The
+  // shift stops growing past 63 so that no input length can wrap it.)
+  uint64_t uleb128() {
+    uint64_t result = 0;
+    unsigned shift = 0;
+    while (true) {
+      const uint8_t b = u8();
+      if (!ok_) return 0;
+      if (shift < 64) {
+        result |= static_cast<uint64_t>(b & 0x7f) << shift;
+        shift += 7;
+      }
+      if ((b & 0x80) == 0) return result;
+    }
+  }
+  int64_t sleb128() {
+    uint64_t result = 0;
+    unsigned shift = 0;
+    uint8_t b = 0;
+    do {
+      b = u8();
+      if (!ok_) return 0;
+      if (shift < 64) {
+        result |= static_cast<uint64_t>(b & 0x7f) << shift;
+        shift += 7;
+      }
+    } while ((b & 0x80) != 0);
+    if (shift < 64 && (b & 0x40) != 0) result |= ~uint64_t{0} << shift;
+    return static_cast<int64_t>(result);
+  }
+
+  // Moves to offset `pos` of the range (fails when it is past the end). A
+  // failed reader stays failed wherever it is moved.
+  bool seek(size_t pos) {
+    if (pos > bytes_.size()) {
+      ok_ = false;
+      return false;
+    }
+    pos_ = pos;
+    return ok_;
+  }
+
   size_t remaining() const { return bytes_.size() - pos_; }
   size_t pos() const { return pos_; }
   bool ok() const { return ok_; }
   void fail() { ok_ = false; }
 
  private:
-  uint64_t le(size_t width);
+  uint64_t le(size_t width) {
+    if (!ok_ || remaining() < width) {
+      ok_ = false;
+      return 0;
+    }
+    const uint64_t v = load_le(bytes_, pos_, width);
+    pos_ += width;
+    return v;
+  }
 
   std::span<const uint8_t> bytes_;
   size_t pos_ = 0;
   bool ok_ = true;
 };
-
-// The `width` (<= 8) bytes at `at` as a little-endian integer, without a
-// reader: for peeking at fields of a buffer that may still be incomplete.
-// 0 when they are not all inside `bytes`.
-uint64_t load_le(std::span<const uint8_t> bytes, size_t at, size_t width);
 
 // Appends fixed-width little-endian fields to a growing buffer it owns.
 class ByteWriter {

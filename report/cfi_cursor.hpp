@@ -1,11 +1,15 @@
 // Cursor over CFI bytes (report/ internal): the .eh_frame walk of cfi.cpp
-// and the DWARF expressions of dwarf_expr.cpp read through it.
+// and the DWARF expressions of dwarf_expr.cpp read through it. The bytes are
+// read by format::ByteReader (fixed-width little-endian, LEB128); only the
+// DWARF pointer encodings live here.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <span>
+#include <type_traits>
+
+#include "format/format.hpp"
 
 namespace runner::report::cfi_detail {
 
@@ -17,72 +21,45 @@ constexpr uint8_t kPeAbsptr = 0x00, kPeUleb128 = 0x01, kPeUdata2 = 0x02,
 constexpr uint8_t kPePcrel = 0x10, kPeDatarel = 0x30;
 constexpr uint8_t kPeIndirect = 0x80;
 
-// Cursor over a byte range with section-relative addressing: `svma` is the
-// address of byte 0, for pcrel pointers. Reads past the end fail the cursor.
-class Cursor {
+// A format::ByteReader over [pos, end) of a section with section-relative
+// addressing: `svma` is the address of byte 0, for pcrel pointers. Adds what
+// is DWARF's own: the DW_EH_PE_* encoded pointers. Reads past `end` fail it.
+class Cursor : public format::ByteReader {
  public:
   Cursor(std::span<const uint8_t> bytes, uint64_t svma, size_t pos = 0,
          size_t end = SIZE_MAX)
-      : bytes_(bytes),
+      : ByteReader(bytes.first(std::min(end, bytes.size()))),
         svma_(svma),
-        pos_(pos),
         end_(std::min(end, bytes.size())) {
-    if (pos_ > end_) ok_ = false;
+    if (!seek(pos)) seek(end_);  // failed, and at its end
   }
 
-  bool ok() const { return ok_; }
-  size_t pos() const { return pos_; }
   size_t end() const { return end_; }
-  bool at_end() const { return pos_ >= end_; }
-  void seek(size_t pos) {
-    if (pos > end_)
-      ok_ = false;
-    else
-      pos_ = pos;
-  }
+  bool at_end() const { return remaining() == 0; }
 
+  // Fixed-width little-endian integers of any integral type.
   template <typename T>
   T fixed() {
-    T v{};
-    if (!ok_ || end_ - pos_ < sizeof(T)) {
-      ok_ = false;
-      return v;
+    static_assert(std::is_integral_v<T>);
+    if constexpr (sizeof(T) == 1) {
+      return static_cast<T>(u8());
+    } else if constexpr (sizeof(T) == 2) {
+      return static_cast<T>(u16());
+    } else if constexpr (sizeof(T) == 4) {
+      return static_cast<T>(u32());
+    } else {
+      static_assert(sizeof(T) == 8);
+      return static_cast<T>(u64());
     }
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
   }
-  uint8_t u8() { return fixed<uint8_t>(); }
-  uint64_t uleb() {
-    uint64_t result = 0;
-    unsigned shift = 0;
-    while (true) {
-      uint8_t b = u8();
-      if (!ok_) return 0;
-      if (shift < 64) result |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-      if ((b & 0x80) == 0) break;
-    }
-    return result;
-  }
-  int64_t sleb() {
-    uint64_t result = 0;
-    unsigned shift = 0;
-    uint8_t b = 0;
-    do {
-      b = u8();
-      if (!ok_) return 0;
-      if (shift < 64) result |= static_cast<uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) result |= ~uint64_t{0} << shift;
-    return static_cast<int64_t>(result);
-  }
+  uint64_t uleb() { return uleb128(); }
+  int64_t sleb() { return sleb128(); }
+
   // An encoded pointer; `datarel_base` is what DW_EH_PE_datarel is relative
   // to (the .eh_frame_hdr start for the hdr; unused in .eh_frame on x86_64).
   bool pointer(uint8_t enc, uint64_t datarel_base, uint64_t* out) {
     if (enc == kPeOmit) return false;
-    const uint64_t field_svma = svma_ + pos_;
+    const uint64_t field_svma = svma_ + pos();
     uint64_t v = 0;
     switch (enc & 0x0f) {
       case kPeAbsptr:
@@ -113,7 +90,7 @@ class Cursor {
         v = fixed<uint64_t>();
         break;
       default:
-        ok_ = false;
+        fail();
         return false;
     }
     switch (enc & 0x70) {
@@ -126,22 +103,19 @@ class Cursor {
         v += datarel_base;
         break;
       default:
-        ok_ = false;
+        fail();
         return false;  // textrel/funcrel/aligned: unused
     }
     // Indirect pointers would need the module's memory; only personality
     // routines use them and those are skipped through the 'z' length.
     if (enc & kPeIndirect) return false;
     *out = v;
-    return ok_;
+    return ok();
   }
 
  private:
-  std::span<const uint8_t> bytes_;
   uint64_t svma_;
-  size_t pos_;
   size_t end_;
-  bool ok_ = true;
 };
 
 }  // namespace runner::report::cfi_detail
