@@ -83,12 +83,12 @@ base::Result<Cie> parse_cie(std::span<const uint8_t> bytes, uint64_t svma,
   }
   if (augmentation.find("eh") != std::string::npos)
     return base::Error("unsupported CIE augmentation 'eh'");
-  cie.code_align = c.uleb();
-  cie.data_align = c.sleb();
-  cie.ra_register = version == 1 ? c.u8() : c.uleb();
+  cie.code_align = c.uleb128();
+  cie.data_align = c.sleb128();
+  cie.ra_register = version == 1 ? c.u8() : c.uleb128();
   if (!augmentation.empty() && augmentation[0] == 'z') {
     cie.has_augmentation_length = true;
-    uint64_t aug_len = c.uleb();
+    uint64_t aug_len = c.uleb128();
     size_t aug_end = c.pos() + aug_len;
     if (!c.ok() || aug_len > c.end() - c.pos())
       return base::Error("truncated CIE augmentation data");
@@ -153,7 +153,7 @@ base::Result<Fde> parse_fde(std::span<const uint8_t> bytes, uint64_t svma,
       !c.pointer(cie.fde_encoding & 0x0f, 0, &range))
     return base::Error("bad FDE address encoding");
   if (cie.has_augmentation_length) {
-    uint64_t aug_len = c.uleb();
+    uint64_t aug_len = c.uleb128();
     if (!c.ok() || aug_len > c.end() - c.pos())
       return base::Error("truncated FDE augmentation data");
     c.seek(c.pos() + aug_len);
@@ -211,7 +211,7 @@ class RowProgram {
       case 0x80:  // offset
         set(p.row, low,
             RegRule{RegRule::Kind::kOffset, 0,
-                    scaled(p.c.uleb(), cie_.data_align)});
+                    scaled(p.c.uleb128(), cie_.data_align)});
         return Step::kNext;
       default:  // restore
         restore(p.row, p.initial, low);
@@ -251,7 +251,7 @@ class RowProgram {
       case 0x2f:
         return register_op(p, op);
       case 0x2e:  // GNU_args_size: only for unwinding EH
-        p.c.uleb();
+        p.c.uleb128();
         return Step::kNext;
       default:
         return Step::kMalformed;
@@ -297,15 +297,15 @@ class RowProgram {
     switch (op) {
       case 0x0c:
         cfa.kind = CfaRule::Kind::kRegOffset;
-        cfa.reg = static_cast<uint16_t>(p.c.uleb());
-        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        cfa.reg = static_cast<uint16_t>(p.c.uleb128());
+        cfa.offset = static_cast<int64_t>(p.c.uleb128());
         return Step::kNext;
       case 0x0d:
-        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.reg = static_cast<uint16_t>(p.c.uleb128());
         cfa.kind = CfaRule::Kind::kRegOffset;
         return Step::kNext;
       case 0x0e:
-        cfa.offset = static_cast<int64_t>(p.c.uleb());
+        cfa.offset = static_cast<int64_t>(p.c.uleb128());
         return Step::kNext;
       case 0x0f:
         if (!expression(p.c, &cfa.expr_offset, &cfa.expr_size))
@@ -314,7 +314,7 @@ class RowProgram {
         return Step::kNext;
       case 0x12:
         cfa.kind = CfaRule::Kind::kRegOffset;
-        cfa.reg = static_cast<uint16_t>(p.c.uleb());
+        cfa.reg = static_cast<uint16_t>(p.c.uleb128());
         cfa.offset = signed_factored(p.c);
         return Step::kNext;
       default:  // 0x13
@@ -327,11 +327,12 @@ class RowProgram {
   // undefined, same_value, register, (val_)expression, val_offset(_sf),
   // GNU_negative_offset_extended.
   Step register_op(Pass& p, uint8_t op) {
-    const uint64_t reg = p.c.uleb();
+    const uint64_t reg = p.c.uleb128();
     RegRule rule;
     switch (op) {
       case 0x05:
-        rule = {RegRule::Kind::kOffset, 0, scaled(p.c.uleb(), cie_.data_align)};
+        rule = {RegRule::Kind::kOffset, 0,
+                scaled(p.c.uleb128(), cie_.data_align)};
         break;
       case 0x06:
         restore(p.row, p.initial, reg);
@@ -343,7 +344,8 @@ class RowProgram {
         rule = RegRule{RegRule::Kind::kSameValue};
         break;
       case 0x09:
-        rule = {RegRule::Kind::kRegister, static_cast<uint16_t>(p.c.uleb()), 0};
+        rule = {RegRule::Kind::kRegister, static_cast<uint16_t>(p.c.uleb128()),
+                0};
         break;
       case 0x10:
       case 0x16:
@@ -357,14 +359,14 @@ class RowProgram {
         break;
       case 0x14:
         rule = {RegRule::Kind::kValOffset, 0,
-                scaled(p.c.uleb(), cie_.data_align)};
+                scaled(p.c.uleb128(), cie_.data_align)};
         break;
       case 0x15:
         rule = {RegRule::Kind::kValOffset, 0, signed_factored(p.c)};
         break;
       default:  // 0x2f
         rule = {RegRule::Kind::kOffset, 0,
-                scaled(0 - p.c.uleb(), cie_.data_align)};
+                scaled(0 - p.c.uleb128(), cie_.data_align)};
         break;
     }
     set(p.row, reg, rule);
@@ -372,12 +374,12 @@ class RowProgram {
   }
 
   int64_t signed_factored(Cursor& c) const {
-    return scaled(static_cast<uint64_t>(c.sleb()), cie_.data_align);
+    return scaled(static_cast<uint64_t>(c.sleb128()), cie_.data_align);
   }
 
   // A ULEB length and that many bytes of DWARF expression, kept by offset.
   static bool expression(Cursor& c, uint32_t* offset, uint32_t* size) {
-    const uint64_t len = c.uleb();
+    const uint64_t len = c.uleb128();
     if (!c.ok() || len > c.end() - c.pos()) return false;
     *offset = static_cast<uint32_t>(c.pos());
     *size = static_cast<uint32_t>(len);

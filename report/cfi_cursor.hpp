@@ -52,8 +52,6 @@ class Cursor : public format::ByteReader {
       return static_cast<T>(u64());
     }
   }
-  uint64_t uleb() { return uleb128(); }
-  int64_t sleb() { return sleb128(); }
 
   // An encoded pointer; `datarel_base` is what DW_EH_PE_datarel is relative
   // to (the .eh_frame_hdr start for the hdr; unused in .eh_frame on x86_64).
@@ -66,7 +64,7 @@ class Cursor : public format::ByteReader {
         v = fixed<uint64_t>();
         break;
       case kPeUleb128:
-        v = uleb();
+        v = uleb128();
         break;
       case kPeUdata2:
         v = fixed<uint16_t>();
@@ -78,7 +76,7 @@ class Cursor : public format::ByteReader {
         v = fixed<uint64_t>();
         break;
       case kPeSleb128:
-        v = static_cast<uint64_t>(sleb());
+        v = static_cast<uint64_t>(sleb128());
         break;
       case kPeSdata2:
         v = static_cast<uint64_t>(int64_t{fixed<int16_t>()});

@@ -141,7 +141,7 @@ class Machine {
       case kSkip:
         return branch(op);
       case kBregx: {
-        const uint64_t reg = cursor_.uleb();
+        const uint64_t reg = cursor_.uleb128();
         return reg >= kDwarfRegCount ? EvalStatus::kUnsupported
                                      : breg(static_cast<int>(reg));
       }
@@ -167,7 +167,7 @@ class Machine {
   // breg<n> / bregx: register + signed offset (the offset is read even when
   // the register is unknown, as the operand belongs to the opcode).
   EvalStatus breg(int reg) {
-    const int64_t off = cursor_.sleb();
+    const int64_t off = cursor_.sleb128();
     if (reg >= kDwarfRegCount || !regs_.has(reg))
       return EvalStatus::kUnsupported;
     return push(regs_.value[static_cast<size_t>(reg)] +
@@ -190,9 +190,9 @@ class Machine {
       case kConst4s:
         return sext(cursor_.fixed<int32_t>());
       case kConstu:
-        return cursor_.uleb();
+        return cursor_.uleb128();
       case kConsts:
-        return sext(cursor_.sleb());
+        return sext(cursor_.sleb128());
       default:
         return cursor_.fixed<uint64_t>();  // addr, const8u/s
     }
@@ -237,7 +237,7 @@ class Machine {
       case kNot:
         return push(~a);
       default:
-        return push(a + cursor_.uleb());  // plus_uconst
+        return push(a + cursor_.uleb128());  // plus_uconst
     }
   }
 
