@@ -28,7 +28,8 @@ std::string default_profile_folder() {
   ::localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-  std::string base = std::string("runner-profile.") + stamp;
+  std::string base =
+      std::string(format::ProfileLayout::kDefaultFolderPrefix) + stamp;
   std::string name = base;
   for (int i = 1; std::filesystem::exists(name); ++i)
     name = base + "." + std::to_string(i);

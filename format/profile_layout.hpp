@@ -31,6 +31,14 @@ class ProfileLayout {
   static constexpr std::string_view kResultsDir = "results";
   static constexpr std::string_view kReportDir = "report";
   static constexpr std::string_view kReportSummary = "summary.json";
+  static constexpr std::string_view kReportSpeedscope =
+      "profile.speedscope.json";
+  // Per benchmark in report/: <stem><ext>, and <stem>.harness<ext> for the
+  // harness's own samples.
+  static constexpr std::string_view kReportFolded = ".folded";
+  static constexpr std::string_view kReportFlamegraph = ".svg";
+  // Default profile folders: runner-profile.<timestamp>[.<n>].
+  static constexpr std::string_view kDefaultFolderPrefix = "runner-profile.";
 
   explicit ProfileLayout(std::string folder) : folder_(std::move(folder)) {}
 
@@ -51,6 +59,11 @@ class ProfileLayout {
   std::string perf_map(int64_t pid) const { return file(perf_map_name(pid)); }
   std::string results_dir() const { return file(kResultsDir); }
   std::string report_dir() const { return file(kReportDir); }
+
+  static std::string report_stack_file(std::string_view stem, bool harness,
+                                       std::string_view ext) {
+    return std::string(stem) + (harness ? ".harness" : "") + std::string(ext);
+  }
 
   // "<index>__<file name>": the key of the index-th unique module, named
   // after the last component of its path.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/base.hpp"
+#include "format/format.hpp"
 
 namespace runner::report {
 
@@ -61,16 +62,17 @@ std::string folded_text(const std::vector<FoldedStack>& stacks) {
 class StackFilesOutput : public Output {
  public:
   using Render = std::string (*)(const BenchmarkProfile&, bool proper);
-  StackFilesOutput(const ReportDir& dir, std::string ext, Render render)
-      : dir_(dir), ext_(std::move(ext)), render_(render) {}
+  StackFilesOutput(const ReportDir& dir, std::string_view ext, Render render)
+      : dir_(dir), ext_(ext), render_(render) {}
 
   void add_benchmark(const BenchmarkProfile& benchmark) override {
     if (!dir_.created) return;
     for (bool proper : {true, false}) {
       if ((proper ? benchmark.stacks : benchmark.harness_stacks).empty())
         continue;
-      const std::string path = dir_.path + "/" + benchmark_stem(benchmark) +
-                               (proper ? "" : ".harness") + ext_;
+      const std::string path = dir_.path + "/" +
+                               format::ProfileLayout::report_stack_file(
+                                   benchmark_stem(benchmark), !proper, ext_);
       write_output_file(path, render_(benchmark, proper), errors_);
     }
   }
@@ -91,14 +93,16 @@ class StackFilesOutput : public Output {
 
 std::unique_ptr<Output> make_folded_output(const ReportDir& dir) {
   return std::make_unique<StackFilesOutput>(
-      dir, ".folded", [](const BenchmarkProfile& b, bool proper) {
+      dir, format::ProfileLayout::kReportFolded,
+      [](const BenchmarkProfile& b, bool proper) {
         return folded_text(proper ? b.stacks : b.harness_stacks);
       });
 }
 
 std::unique_ptr<Output> make_flamegraph_output(const ReportDir& dir) {
   return std::make_unique<StackFilesOutput>(
-      dir, ".svg", [](const BenchmarkProfile& b, bool proper) {
+      dir, format::ProfileLayout::kReportFlamegraph,
+      [](const BenchmarkProfile& b, bool proper) {
         return render_flamegraph(b.name + (proper ? "" : " (harness)"),
                                  proper ? b.stacks : b.harness_stacks);
       });

@@ -101,6 +101,4 @@ std::unique_ptr<Output> make_perf_script_output(std::ostream& out,
 // per benchmark over one shared frame table.
 std::unique_ptr<Output> make_speedscope_output(const ReportDir& dir);
 
-inline constexpr const char* kSpeedscopeFile = "profile.speedscope.json";
-
 }  // namespace runner::report

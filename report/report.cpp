@@ -322,7 +322,8 @@ base::Result<std::string> find_newest_profile_folder(const std::string& dir) {
   fs::file_time_type best_time;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind("runner-profile.", 0) != 0 || !entry.is_directory(ec))
+    if (!name.starts_with(format::ProfileLayout::kDefaultFolderPrefix) ||
+        !entry.is_directory(ec))
       continue;
     const format::ProfileLayout layout(entry.path().string());
     if (!fs::exists(layout.pipedata(), ec) &&

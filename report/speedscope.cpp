@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.h"
+#include "format/format.hpp"
 #include "report/output.hpp"
 
 namespace runner::report {
@@ -58,12 +59,14 @@ class SpeedscopeOutput : public Output {
     file["profiles"] = std::move(profiles_);
     // Names come from the profile folder and may not be valid UTF-8.
     write_output_file(
-        dir_.path + "/" + kSpeedscopeFile,
+        dir_.path + "/" + std::string(format::ProfileLayout::kReportSpeedscope),
         file.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n",
         errors);
   }
 
-  std::string files() const override { return kSpeedscopeFile; }
+  std::string files() const override {
+    return std::string(format::ProfileLayout::kReportSpeedscope);
+  }
 
  private:
   // The frame's index in the shared table, added on first use.

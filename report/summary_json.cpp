@@ -40,12 +40,16 @@ class SummaryJsonOutput : public Output {
     if (dir_.created) {
       const std::string stem = benchmark_stem(b);
       if (!b.stacks.empty()) {
-        js["folded"] = stem + ".folded";
-        js["flamegraph"] = stem + ".svg";
+        js["folded"] = format::ProfileLayout::report_stack_file(
+            stem, false, format::ProfileLayout::kReportFolded);
+        js["flamegraph"] = format::ProfileLayout::report_stack_file(
+            stem, false, format::ProfileLayout::kReportFlamegraph);
       }
       if (!b.harness_stacks.empty()) {
-        js["harness_folded"] = stem + ".harness.folded";
-        js["harness_flamegraph"] = stem + ".harness.svg";
+        js["harness_folded"] = format::ProfileLayout::report_stack_file(
+            stem, true, format::ProfileLayout::kReportFolded);
+        js["harness_flamegraph"] = format::ProfileLayout::report_stack_file(
+            stem, true, format::ProfileLayout::kReportFlamegraph);
       }
     }
     benchmarks_.push_back(std::move(js));
