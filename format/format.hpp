@@ -22,9 +22,11 @@
 //  - proc_maps: /proc/<pid>/maps lines.
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
 //  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
+//  - compare_report: CompareReport, compare.json of `runner compare`.
 #pragma once
 
 #include "format/bytes.hpp"
+#include "format/compare_report.hpp"
 #include "format/exec_targets.hpp"
 #include "format/execution_timestamps.hpp"
 #include "format/numbers.hpp"

@@ -36,6 +36,11 @@ struct BenchmarkResult {
   std::string uri;
   BenchmarkConfig config;
   BenchmarkStats stats;
+  // The raw rounds, next to "stats" as "times_per_round_ns" and
+  // "iters_per_round" (same length; written when non-empty, optional when
+  // read; readers that predate them ignore them). A round's per-iteration
+  // time is times_per_round_ns[i] / iters_per_round[i].
+  std::vector<uint64_t> times_per_round_ns, iters_per_round;
   bool operator==(const BenchmarkResult&) const = default;
 };
 

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "base/base.hpp"
+#include "format/format.hpp"
+#include "report/flamegraph.hpp"
 
 namespace runner::report {
 
@@ -66,5 +68,31 @@ base::Result<ReportResult> run_report(const ReportOptions& options,
 // The newest `runner-profile.*` directory under `dir` holding perf.pipedata
 // or perf.metadata.
 base::Result<std::string> find_newest_profile_folder(const std::string& dir);
+
+// For `runner compare`: each benchmark's stacks of a profile folder (the
+// same attribution and symbolization as the report, nothing written), in
+// the order of the timestamps. Warnings (the report's) are appended.
+struct BenchmarkStacks {
+  std::string uri, name;
+  std::vector<FoldedStack> stacks;  // in the benchmark's rounds
+};
+base::Result<std::vector<BenchmarkStacks>> load_benchmark_stacks(
+    const std::string& folder, std::vector<std::string>& warnings);
+
+// A differential flamegraph: HEAD's stacks drawn as render_flamegraph
+// draws them (same search and zoom), each frame coloured by the change of
+// its share of samples against BASE (red grew, blue shrank); hover shows
+// base share, head share and the difference. Stacks may repeat (several
+// folders pooled): equal stacks are summed.
+std::string render_diff_flamegraph(const std::string& title,
+                                   const std::vector<FoldedStack>& base,
+                                   const std::vector<FoldedStack>& head);
+
+// The `top` functions whose self-time share (samples with the function as
+// the leaf / all samples of the side) changed most, by |change|, largest
+// first; ties by name.
+std::vector<format::FunctionShareChange> self_share_changes(
+    const std::vector<FoldedStack>& base,
+    const std::vector<FoldedStack>& head, size_t top);
 
 }  // namespace runner::report

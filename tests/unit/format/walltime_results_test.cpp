@@ -16,7 +16,9 @@ BenchmarkResult sample_benchmark() {
   return {"fib 20",
           "bench.cpp::fib 20",
           {1e9, std::nullopt, std::nullopt, 100},
-          {1.5, 3, 2.25, 0.5, 2, 2.125, 2.5, 7, 1e-6, 1, 2, 3, 0}};
+          {1.5, 3, 2.25, 0.5, 2, 2.125, 2.5, 7, 1e-6, 1, 2, 3, 0},
+          {},
+          {}};
 }
 
 }  // namespace

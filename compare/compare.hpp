@@ -1,0 +1,48 @@
+// compare: `runner compare`, a regression verdict per benchmark between two
+// sides (BASE, HEAD), each one or more profile folders (repeated runs are
+// pooled, and their run-to-run spread reported), or in paired mode two
+// commands timed round by round in ABBA order.
+//
+//   samples (samples.hpp): per benchmark URI, the best data of each side:
+//     results JSON round arrays > ExecutionTimestamps markers > summary
+//   verdict (verdict.hpp, stats.hpp): the test, effect size and confidence
+//     interval per benchmark; multiple-comparison correction; verdicts
+//   profiles (report's façade): per benchmark with samples on both sides,
+//     the differential flamegraph and the top functions by self-share change
+//   outputs: compare.json (format::write_compare_report), compare.md and
+//     text (render.hpp), <benchmark>.diff.svg, in the compare folder
+//
+// The report (format::CompareReport) is the only thing passed between these
+// stages; each stage owns what it reads and hands back values.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace runner::compare {
+
+enum class OutputFormat { kText, kMarkdown, kJson };
+
+struct CompareOptions {
+  // Profile folders of each side (paired mode: exactly one command each,
+  // run through /bin/sh -c).
+  std::vector<std::string> base, head;
+  std::string out_dir;  // "" : <first HEAD folder>/compare (paired: none)
+  OutputFormat format = OutputFormat::kText;
+  format::CompareSettings settings;  // settings.paired: the paired mode
+  unsigned top = 10;                 // functions per benchmark
+  uint64_t pairs = 20;               // paired mode: measured pairs
+  uint64_t warmup_pairs = 1;         // paired mode: pairs not measured
+};
+
+// Runs the comparison, writes the compare folder, prints `options.format`
+// on `out`. Returns 0 when no benchmark regressed, 1 when one did, 2 on bad
+// input (one line on `err`: missing folder, no results, unreadable JSON).
+int run_compare(const CompareOptions& options, std::ostream& out,
+                std::ostream& err);
+
+}  // namespace runner::compare

@@ -1,0 +1,19 @@
+// The human outputs of a comparison: the terminal text and compare.md (for
+// a pull request comment or $GITHUB_STEP_SUMMARY). compare.json is
+// format::write_compare_report.
+#pragma once
+
+#include <string>
+
+#include "format/format.hpp"
+
+namespace runner::compare {
+
+// Aligned columns: benchmark, base, head, change [CI], verdict; regressions
+// first; then added/removed, noise, and per benchmark the top functions.
+std::string render_text(const format::CompareReport& report);
+// One table (benchmark, base, head, change with CI, verdict), regressions
+// first; the details (tests, p-values, top functions, noise) collapsed.
+std::string render_markdown(const format::CompareReport& report);
+
+}  // namespace runner::compare

@@ -1,0 +1,51 @@
+// One benchmark's statistics and verdict (spec ci-jit-compare-formats.md
+// §5): Mann-Whitney U + Hodges-Lehmann shift with its Moses confidence
+// interval on raw rounds, Welch's t on summary stats, Wilcoxon signed-rank
+// + paired Hodges-Lehmann on paired rounds; then the correction across
+// benchmarks and the verdicts. Pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "format/format.hpp"
+
+namespace runner::compare {
+
+// One side of one benchmark, pooled over its folders.
+struct SideSamples {
+  std::vector<double> times_ns;  // per-iteration time of each round
+  // The results JSON's stats (used when times_ns is empty); with several
+  // folders, their rounds, mean and stdev pooled.
+  std::optional<format::BenchmarkStats> summary;
+  format::SampleSource source = format::SampleSource::kSummary;
+  uint64_t folders = 1;
+};
+
+// The test, change and confidence interval of one benchmark (uri and name
+// left to the caller); p_value = p_value_raw, verdict still to be set by
+// apply_verdicts. Fewer than settings.min_rounds rounds on a side, NaN,
+// infinite, zero or negative times: kInconclusive with the reason.
+format::BenchmarkComparison compare_benchmark(
+    const SideSamples& base, const SideSamples& head,
+    const format::CompareSettings& settings);
+
+// base[i] and head[i] timed in the same pair: Wilcoxon signed-rank on the
+// differences, change = paired Hodges-Lehmann shift / median(base).
+format::BenchmarkComparison compare_paired(
+    std::span<const double> base, std::span<const double> head,
+    const format::CompareSettings& settings);
+
+// Corrects the p-values of the benchmarks that have one (Holm or
+// Benjamini-Hochberg over those, or none) and sets every verdict:
+// regression when p_value < alpha, change > threshold and ci_low > 0;
+// improvement symmetrically; unchanged otherwise; inconclusive stays.
+void apply_verdicts(std::vector<format::BenchmarkComparison>& benchmarks,
+                    const format::CompareSettings& settings);
+
+// (max - min) / min of per-folder medians (0 for fewer than two).
+double relative_spread(std::span<const double> medians);
+
+}  // namespace runner::compare

@@ -1,0 +1,129 @@
+// compare.json: what `runner compare` found, per benchmark matched by URI
+// between BASE and HEAD (README "runner compare" documents every member).
+// Computed by compare/, rendered as text and markdown by compare/, written
+// and read here only. Relative numbers are fractions: change = head/base - 1
+// of the central estimate (+0.10 = 10% slower), ci_low/ci_high its 95%
+// confidence bounds on the same scale; times are nanoseconds per iteration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/base.hpp"
+
+namespace runner::format {
+
+enum class Verdict { kRegression, kImprovement, kUnchanged, kInconclusive };
+// The test behind a verdict: Mann-Whitney U on raw rounds, Welch's t on
+// summary stats (mean, stdev, rounds), Wilcoxon signed-rank on paired
+// rounds; kNone when no test could run (inconclusive).
+enum class CompareTest { kNone, kMannWhitneyU, kWelchT, kWilcoxonSignedRank };
+// Control of false alarms across the benchmarks of one comparison.
+enum class Correction { kHolm, kBenjaminiHochberg, kNone };
+// Where a side's numbers come from, best first: per-round arrays of the
+// results JSON, RoundStart/RoundEnd markers of ExecutionTimestamps.msgpack,
+// the results JSON's summary stats, or rounds timed by the paired mode.
+enum class SampleSource { kRounds, kMarkers, kSummary, kPaired };
+
+// "regression", "improvement", "unchanged", "inconclusive".
+std::string_view verdict_name(Verdict verdict);
+// "none", "mann-whitney-u", "welch-t", "wilcoxon-signed-rank".
+std::string_view test_name(CompareTest test);
+// "holm", "benjamini-hochberg", "none".
+std::string_view correction_name(Correction correction);
+// "rounds", "markers", "summary", "paired".
+std::string_view source_name(SampleSource source);
+
+// One side of one benchmark.
+struct CompareSideStats {
+  std::optional<double> median_ns, mean_ns, stdev_ns;  // per iteration
+  uint64_t rounds = 0;   // rounds the test used (pooled over folders)
+  uint64_t folders = 0;  // folders (runs) pooled on this side
+  SampleSource source = SampleSource::kSummary;
+  bool operator==(const CompareSideStats&) const = default;
+};
+
+// A function's share of the benchmark's samples as the leaf (self time),
+// in BASE and HEAD, as fractions of each side's samples.
+struct FunctionShareChange {
+  std::string function;
+  double base_share = 0, head_share = 0;  // change = head_share - base_share
+  bool operator==(const FunctionShareChange&) const = default;
+};
+
+struct BenchmarkComparison {
+  std::string uri, name;
+  Verdict verdict = Verdict::kInconclusive;
+  // One line saying why ("3 rounds in base, need 6", "p = 0.41 >= 0.05",
+  // "+2.1% is within the 5% threshold").
+  std::string reason;
+  std::optional<double> change, ci_low, ci_high;
+  std::optional<double> p_value;      // after the correction
+  std::optional<double> p_value_raw;  // the test's own
+  CompareTest test = CompareTest::kNone;
+  CompareSideStats base, head;
+  // By |head_share - base_share|, largest first (at most --top).
+  std::vector<FunctionShareChange> top_functions;
+  std::string diff_flamegraph;  // file name in the compare folder, "" none
+  bool operator==(const BenchmarkComparison&) const = default;
+};
+
+// What one side was made of: profile folders, or (paired mode) a command.
+struct CompareSide {
+  std::vector<std::string> folders;
+  std::string command;  // paired mode only
+  uint64_t benchmarks = 0;
+  bool operator==(const CompareSide&) const = default;
+};
+
+struct BenchmarkRef {
+  std::string uri, name;
+  bool operator==(const BenchmarkRef&) const = default;
+};
+
+// Run-to-run spread of one benchmark on one side given several folders
+// (repeated runs of one commit): each folder's median and
+// spread = (max - min) / min of those medians.
+struct NoiseEntry {
+  std::string side;  // "base" or "head"
+  std::string uri, name;
+  std::vector<double> medians_ns;  // one per folder, in the order given
+  double spread = 0;
+  bool operator==(const NoiseEntry&) const = default;
+};
+
+struct CompareSettings {
+  double alpha = 0.05;      // significance level, after the correction
+  double threshold = 0.05;  // smallest |change| that counts
+  double confidence = 0.95; // of ci_low/ci_high
+  Correction correction = Correction::kHolm;
+  uint64_t min_rounds = 6;  // fewer on a side: inconclusive
+  bool paired = false;
+  bool operator==(const CompareSettings&) const = default;
+};
+
+struct CompareReport {
+  CompareSide base, head;
+  CompareSettings settings;
+  // Regressions first, then improvements, unchanged, inconclusive; by
+  // |change| within each.
+  std::vector<BenchmarkComparison> benchmarks;
+  std::vector<BenchmarkRef> added, removed;  // only in HEAD / only in BASE
+  std::vector<NoiseEntry> noise;
+  std::vector<std::string> warnings;
+  bool operator==(const CompareReport&) const = default;
+};
+
+// Pretty-printed JSON (2 spaces, trailing newline); absent numbers are null;
+// adds "summary": {"regressions", "improvements", "unchanged",
+// "inconclusive"} counted from `benchmarks`.
+std::string write_compare_report(const CompareReport& report);
+// Reads what write_compare_report wrote (summary is recomputed, not read).
+// Errors name the member: "compare.json: benchmarks[2]: verdict 'worse' is
+// not one of regression, improvement, unchanged, inconclusive".
+base::Result<CompareReport> read_compare_report(std::string_view text);
+
+}  // namespace runner::format
