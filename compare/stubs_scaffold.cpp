@@ -1,7 +1,6 @@
 // SCAFFOLD: each function here moves to the file of the helper that owns it
 // (verdict.cpp, render.cpp, paired.cpp, compare.cpp); this file is deleted.
 #include "compare/compare.hpp"
-#include "compare/paired.hpp"
 #include "compare/render.hpp"
 #include "compare/verdict.hpp"
 
@@ -22,10 +21,6 @@ void apply_verdicts(std::vector<format::BenchmarkComparison>&,
 double relative_spread(std::span<const double>) { return 0; }
 std::string render_text(const format::CompareReport&) { return ""; }
 std::string render_markdown(const format::CompareReport&) { return ""; }
-base::Result<format::CompareReport> run_paired(const CompareOptions&,
-                                               std::ostream&) {
-  return base::Error("paired mode: not implemented yet");
-}
 int run_compare(const CompareOptions&, std::ostream&, std::ostream& err) {
   err << "runner compare: not implemented yet\n";
   return 2;

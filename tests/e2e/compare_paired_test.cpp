@@ -1,0 +1,238 @@
+// The paired mode of `runner compare` (compare/paired.cpp) on real
+// commands: the ABBA order seen in a file the commands append to, the
+// errors of a failing round (its command, status and round), interruption
+// (the round's process group gets the signal, then SIGKILL; nothing is left
+// running, no zombie), leftovers killed after each round.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "base/base.hpp"
+#include "compare/compare.hpp"
+#include "compare/paired.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using runner::compare::CompareOptions;
+using runner::compare::run_paired;
+using runner::testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+CompareOptions paired(const std::string& base, const std::string& head,
+                      uint64_t pairs, uint64_t warmup_pairs) {
+  CompareOptions options;
+  options.base = {base};
+  options.head = {head};
+  options.pairs = pairs;
+  options.warmup_pairs = warmup_pairs;
+  options.settings.paired = false;  // run_paired sets it
+  return options;
+}
+
+// The error message of a run that must fail.
+std::string paired_error(const CompareOptions& options) {
+  std::ostringstream err;
+  auto report = run_paired(options, err);
+  REQUIRE_FALSE(report.has_value());
+  return report.error().what();
+}
+
+std::string file_text(const std::string& path) {
+  auto text = runner::base::read_file(path);
+  return text ? *text : "";
+}
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'Z', ...); 0 when there
+// is no such process.
+char process_state(pid_t pid) {
+  std::string stat = file_text("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size()
+             ? 0
+             : stat[paren + 2];
+}
+
+// True once `pid` is gone or a zombie, polled for at most 5 s (SIGKILL is
+// delivered asynchronously).
+bool dies_soon(pid_t pid) {
+  const auto limit = Clock::now() + std::chrono::seconds(5);
+  for (char state = process_state(pid); state != 0 && state != 'Z';
+       state = process_state(pid)) {
+    if (Clock::now() > limit) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// The pid a command wrote to `path` (waits up to 10 s for it); 0 if none.
+pid_t pid_written_to(const std::string& path) {
+  const auto limit = Clock::now() + std::chrono::seconds(10);
+  std::string text;
+  while ((text = file_text(path)).find('\n') == std::string::npos) {
+    if (Clock::now() > limit) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return static_cast<pid_t>(std::stol(text));
+}
+
+// What an interrupted run_paired does, in a forked copy of this process:
+// 42 when it returned an EINTR error and left no child, 43 for another
+// error or a child left, 44 when it succeeded; -1 if it did not exit
+// within 15 s of the signal (then it is killed).
+int interrupted_exit(const CompareOptions& options, const std::string& pid_file,
+                     int sig, double* seconds) {
+  pid_t copy = ::fork();
+  REQUIRE(copy >= 0);
+  if (copy == 0) {
+    std::ostringstream err;
+    auto report = run_paired(options, err);
+    bool clean = runner::base::children_of(::getpid()).empty();
+    if (report.has_value()) ::_exit(44);
+    ::_exit(report.error().code() == EINTR && clean ? 42 : 43);
+  }
+  const pid_t round = pid_written_to(pid_file);
+  CHECK(round > 0);
+  const auto sent = Clock::now();
+  ::kill(copy, sig);
+  int status = 0;
+  while (::waitpid(copy, &status, WNOHANG) == 0) {
+    if (Clock::now() - sent > std::chrono::seconds(15)) {
+      ::kill(copy, SIGKILL);
+      ::waitpid(copy, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  *seconds = std::chrono::duration<double>(Clock::now() - sent).count();
+  if (round > 0) CHECK(dies_soon(round));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("the rounds run in ABBA order, warmup pairs first") {
+  TempDir dir;
+  const std::string order = dir.file("order");
+  auto options = paired("printf A >> '" + order + "'",
+                        "printf B >> '" + order + "'", 4, 1);
+  std::ostringstream err;
+  auto report = run_paired(options, err);
+  REQUIRE(report.has_value());
+  // Pair 0 (the warmup) A B, pair 1 B A, pair 2 A B, ...: 2 x 5 rounds.
+  CHECK(file_text(order) == "ABBAABBAAB");
+  CHECK(err.str() ==
+        "runner compare --paired: 4 pairs (ABBA order, 1 warmup pair "
+        "first)\n");
+  CHECK(report->base.command == options.base[0]);
+  CHECK(report->head.command == options.head[0]);
+  CHECK(report->settings.paired);
+  REQUIRE(report->benchmarks.size() == 1);
+  CHECK(report->benchmarks[0].name == "paired: " + options.head[0]);
+  CHECK(report->benchmarks[0].uri == "paired:" + options.head[0]);
+  CHECK(report->benchmarks[0].base.source ==
+        runner::format::SampleSource::kPaired);
+
+  std::remove(order.c_str());
+  REQUIRE(run_paired(paired(options.base[0], options.head[0], 3, 0), err));
+  CHECK(file_text(order) == "ABBAAB");
+}
+
+TEST_CASE("each round gets /dev/null as stdin, stdout and stderr") {
+  TempDir dir;
+  const std::string fds = dir.file("fds");
+  // $$ is the shell of the round; the command substitution does not change
+  // its descriptors.
+  auto options =
+      paired("cat",
+             "x=$(readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2); "
+             "echo \"$x\" > '" +
+                 fds + "'; echo to-stdout; echo to-stderr >&2",
+             1, 0);
+  std::ostringstream err;
+  REQUIRE(run_paired(options, err));
+  CHECK(file_text(fds) == "/dev/null\n/dev/null\n/dev/null\n");
+}
+
+TEST_CASE("a failing round names its command, status and round") {
+  TempDir dir;
+  SUBCASE("exit 3 in the warmup") {
+    std::string what = paired_error(paired("true", "exit 3", 20, 1));
+    CHECK(what ==
+          "paired mode: head command 'exit 3', round 2 of 42 (warmup): "
+          "exited with code 3");
+  }
+  SUBCASE("the third run of the head command fails, in round 6") {
+    // Pair 0: A B (rounds 1, 2), pair 1: B A (3, 4), pair 2: A B (5, 6).
+    const std::string count = dir.file("count");
+    std::string head = "n=$(cat '" + count + "' 2>/dev/null || echo 0); " +
+                       "echo $((n + 1)) > '" + count + "'; [ $n -lt 2 ]";
+    std::string what = paired_error(paired("true", head, 5, 0));
+    CHECK(what == "paired mode: head command '" + head +
+                      "', round 6 of 10: exited with code 1");
+  }
+  SUBCASE("the base command, killed by a signal") {
+    std::string what = paired_error(paired("kill -TERM $$", "true", 3, 0));
+    CHECK(what ==
+          "paired mode: base command 'kill -TERM $$', round 1 of 6: killed "
+          "by signal 15 (SIGTERM)");
+  }
+  SUBCASE("a command that does not exist") {
+    std::string what =
+        paired_error(paired("true", "runner-no-such-command-5e1f", 3, 1));
+    CHECK(what ==
+          "paired mode: head command 'runner-no-such-command-5e1f', round 2 "
+          "of 8 (warmup): exited with code 127 (the shell did not find a "
+          "command)");
+  }
+  SUBCASE("not one command a side, or an empty one") {
+    auto options = paired("true", "true", 3, 0);
+    options.head.push_back("false");
+    CHECK(paired_error(options) ==
+          "paired mode: needs exactly one base and one head command");
+    CHECK(paired_error(paired("", "true", 3, 0)) ==
+          "paired mode: a command is empty");
+  }
+  CHECK(runner::base::children_of(::getpid()).empty());
+}
+
+TEST_CASE("what a round leaves running in its process group is killed") {
+  TempDir dir;
+  const std::string pid_file = dir.file("pid");
+  auto options =
+      paired("true", "sleep 30 & echo $! > '" + pid_file + "'", 1, 0);
+  std::ostringstream err;
+  REQUIRE(run_paired(options, err));
+  pid_t left = pid_written_to(pid_file);
+  REQUIRE(left > 0);
+  CHECK(dies_soon(left));
+  CHECK(runner::base::children_of(::getpid()).empty());
+}
+
+TEST_CASE("an interruption reaches the round's process group") {
+  TempDir dir;
+  const std::string pid_file = dir.file("pid");
+  double seconds = 0;
+  SUBCASE("SIGINT ends the round at once") {
+    auto options =
+        paired("true", "sleep 30 & echo $! > '" + pid_file + "'; wait", 20, 0);
+    CHECK(interrupted_exit(options, pid_file, SIGINT, &seconds) == 42);
+    CHECK(seconds < 1.5);
+  }
+  SUBCASE("a round that ignores SIGTERM gets SIGKILL 2 s later") {
+    auto options =
+        paired("trap '' TERM; sleep 30 & echo $! > '" + pid_file + "'; wait",
+               "true", 20, 1);
+    CHECK(interrupted_exit(options, pid_file, SIGTERM, &seconds) == 42);
+    CHECK(seconds >= 1.9);
+    CHECK(seconds < 5);
+  }
+}
