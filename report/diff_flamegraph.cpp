@@ -105,10 +105,10 @@ class BaseShares {
 // from -max to +max in seven swatches.
 std::string legend(double max_abs) {
   std::string out =
-      "<text x=\"10\" y=\"66\">Frames: HEAD. Colour: share of samples in "
-      "HEAD - share in BASE</text>\n";
+      "<text x=\"10\" y=\"66\">Frames: HEAD's stacks. Colour: share in HEAD "
+      "- share in BASE (red grew, blue shrank)</text>\n";
   constexpr int kSteps = 3;
-  constexpr double kSwatch = 84, kLeft = 1190 - (2 * kSteps + 1) * kSwatch;
+  constexpr double kSwatch = 70, kLeft = 1190 - (2 * kSteps + 1) * kSwatch;
   for (int i = -kSteps; i <= kSteps; ++i) {
     const double delta = max_abs * i / kSteps;
     const double x = kLeft + (i + kSteps) * kSwatch;

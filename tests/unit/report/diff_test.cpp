@@ -219,7 +219,7 @@ TEST_SUITE("report diff") {
     // The legend: what the colours mean and the scale's ends.
     std::string legend;
     for (const auto& t : svg.legend) legend += t + "|";
-    CHECK(legend.find("HEAD - share in BASE") != std::string::npos);
+    CHECK(legend.find("share in HEAD - share in BASE") != std::string::npos);
     CHECK(legend.find("|-20.00 pp|") != std::string::npos);
     CHECK(legend.find("|+20.00 pp|") != std::string::npos);
   }
