@@ -127,19 +127,6 @@ const Frame& only(const ParsedSvg& svg, const std::string& name) {
 // ---- the golden corpus
 // --------------------------------------------------------
 
-// The report's .folded text of `stacks` (';' in names written as ':').
-std::string folded_text(const std::vector<FoldedStack>& stacks) {
-  std::string text;
-  for (const auto& s : stacks) {
-    for (size_t i = 0; i < s.frames.size(); ++i) {
-      if (i) text += ';';
-      for (char c : s.frames[i]) text += c == ';' ? ':' : c;
-    }
-    text += ' ' + std::to_string(s.count) + '\n';
-  }
-  return text;
-}
-
 const std::string kGolden = RUNNER_GOLDEN_DIR;
 
 }  // namespace
@@ -282,7 +269,9 @@ TEST_SUITE("report diff") {
         CHECK(fs::exists(file) == !bench.stacks.empty());
         if (!fs::exists(file)) continue;
         ++files;
-        CHECK(folded_text(bench.stacks) ==
+        // The report writes folded_text of its stacks: equal text, equal
+        // stacks.
+        CHECK(runner::report::folded_text(bench.stacks) ==
               runner::base::read_file(file.string()).value_or("?"));
       }
     }
