@@ -289,24 +289,26 @@ double t_quantile(double p, double df) {
 }
 
 std::vector<double> mann_whitney_null(uint64_t m, uint64_t n) {
-  if (m == 0 || n == 0) return {1.0};
-  // ways[i][s]: ways to make the first `placed` pooled positions hold i x's
-  // (the rest y's) with U = s so far; an x placed after j y's adds j.
-  const uint64_t most = m * n;
-  std::vector<std::vector<double>> ways(m + 1, std::vector<double>(most + 1));
-  ways[0][0] = 1;
-  for (uint64_t placed = 0; placed < m + n; ++placed) {
-    for (uint64_t i = std::min(placed, m - 1) + 1; i-- > 0;) {
-      const uint64_t ys = placed - i;
-      if (ys > n) continue;
-      for (uint64_t s = 0; s + ys <= most; ++s)
-        ways[i + 1][s + ys] += ways[i][s];
+  // counts[j][u] = c(u; i, j), ways for i x's and j y's to give U = u:
+  // c(u; i, j) = c(u - j; i - 1, j) + c(u; i, j - 1) (the largest value is
+  // an x above all j y's, or a y), c(0; 0, j) = c(0; i, 0) = 1. Only sums
+  // of positive counts: no cancellation. O(m^2 n^2 / 4).
+  std::vector<std::vector<double>> counts(n + 1, std::vector<double>{1.0});
+  for (uint64_t i = 1; i <= m; ++i) {
+    std::vector<std::vector<double>> next(n + 1, std::vector<double>{1.0});
+    for (uint64_t j = 1; j <= n; ++j) {
+      next[j].assign(i * j + 1, 0.0);
+      for (size_t u = 0; u < counts[j].size(); ++u)
+        next[j][u + j] += counts[j][u];
+      for (size_t u = 0; u < next[j - 1].size(); ++u)
+        next[j][u] += next[j - 1][u];
     }
+    counts = std::move(next);
   }
-  std::vector<double>& counts = ways[m];
-  const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
-  for (double& c : counts) c /= total;  // total >= 1
-  return std::move(counts);
+  std::vector<double>& last = counts[n];
+  const double total = std::accumulate(last.begin(), last.end(), 0.0);
+  for (double& c : last) c /= total;  // total = C(m + n, m) >= 1
+  return std::move(last);
 }
 
 std::vector<double> signed_rank_null(uint64_t n) {

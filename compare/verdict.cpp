@@ -68,14 +68,9 @@ std::string p_text(double p, double alpha) {
 }
 
 std::string_view correction_label(format::Correction correction) {
-  switch (correction) {
-    case format::Correction::kHolm:
-      return " (Holm)";
-    case format::Correction::kBenjaminiHochberg:
-      return " (Benjamini-Hochberg)";
-    case format::Correction::kNone:
-      return "";
-  }
+  if (correction == format::Correction::kHolm) return " (Holm)";
+  if (correction == format::Correction::kBenjaminiHochberg)
+    return " (Benjamini-Hochberg)";
   return "";
 }
 

@@ -202,6 +202,13 @@ TEST_SUITE("compare") {
     CHECK(total == doctest::Approx(1).epsilon(1e-12));
     for (size_t s = 0; s < u.size(); ++s)
       CHECK(u[s] == doctest::Approx(u[u.size() - 1 - s]).epsilon(1e-12));
+    // The largest exact case: P0(U = 0) = 1/C(98, 49), no cancellation.
+    const std::vector<double> big = mann_whitney_null(49, 49);
+    REQUIRE(big.size() == 49 * 49 + 1);
+    CHECK(big[0] * 2.5477612258980857e28 == doctest::Approx(1).epsilon(1e-9));
+    CHECK(big[1] == doctest::Approx(big[0]).epsilon(1e-12));
+    CHECK(big[2] == doctest::Approx(2 * big[0]).epsilon(1e-12));
+    CHECK(big[1200] == doctest::Approx(big[2401 - 1200]).epsilon(1e-12));
     // n = 3: V in 0..6 with counts 1, 1, 1, 2, 1, 1, 1 of 8.
     const std::vector<double> v3 = signed_rank_null(3);
     REQUIRE(v3.size() == 7);
