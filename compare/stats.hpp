@@ -56,8 +56,9 @@ double incomplete_beta(double x, double a, double b);
 double t_cdf(double t, double df);
 double t_quantile(double p, double df);
 
-// Null distributions: P(U = u) for u = 0 .. m*n (Mann-Whitney, no ties)
-// and P(V = v) for v = 0 .. n(n+1)/2 (signed-rank, no ties).
+// Null distributions: P(U = u) for u = 0 .. m*n (Mann-Whitney, no ties;
+// O(m^2 n^2 / 4) time) and P(V = v) for v = 0 .. n(n+1)/2 (signed-rank, no
+// ties; 2^n must stay finite). Meant for sizes below kExactLimit.
 std::vector<double> mann_whitney_null(uint64_t m, uint64_t n);
 std::vector<double> signed_rank_null(uint64_t n);
 
