@@ -2,7 +2,6 @@
 // (verdict.cpp, render.cpp, paired.cpp, compare.cpp); this file is deleted.
 #include "compare/compare.hpp"
 #include "compare/paired.hpp"
-#include "compare/render.hpp"
 #include "compare/verdict.hpp"
 
 namespace runner::compare {
@@ -20,8 +19,6 @@ format::BenchmarkComparison compare_paired(std::span<const double>,
 void apply_verdicts(std::vector<format::BenchmarkComparison>&,
                     const format::CompareSettings&) {}
 double relative_spread(std::span<const double>) { return 0; }
-std::string render_text(const format::CompareReport&) { return ""; }
-std::string render_markdown(const format::CompareReport&) { return ""; }
 base::Result<format::CompareReport> run_paired(const CompareOptions&,
                                                std::ostream&) {
   return base::Error("paired mode: not implemented yet");
