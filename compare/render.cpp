@@ -523,8 +523,9 @@ std::string md_benchmark(const BenchmarkComparison& b,
 }
 
 std::string md_details(const std::string& summary, const std::string& body) {
+  const bool blank_end = body.ends_with("\n\n");
   return "\n<details><summary>" + summary + "</summary>\n\n" + body +
-         "\n</details>\n";
+         (blank_end ? "" : "\n") + "</details>\n";
 }
 
 std::string md_benchmarks(const CompareReport& report) {
