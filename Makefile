@@ -71,7 +71,8 @@ test: build browser-deps
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
-                metadata timestamps perf_map pipedata report
+                metadata timestamps perf_map pipedata report \
+                compare_report
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
