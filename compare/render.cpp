@@ -238,44 +238,20 @@ std::string markdown_escape(std::string_view s) {
 
 // ---- wording shared by both outputs -----------------------------------------
 
-std::string_view test_title(format::CompareTest test) {
-  switch (test) {
-    case format::CompareTest::kMannWhitneyU:
-      return "Mann\xE2\x80\x93Whitney U";
-    case format::CompareTest::kWelchT:
-      return "Welch's t";
-    case format::CompareTest::kWilcoxonSignedRank:
-      return "Wilcoxon signed-rank";
-    case format::CompareTest::kNone:
-      break;
-  }
-  return "no test";
-}
+// What people call the tests, corrections and sources, in the order of
+// their enums (format/compare_report.hpp).
+constexpr std::string_view kTestTitles[] = {
+    "no test", "Mann\xE2\x80\x93Whitney U", "Welch's t",
+    "Wilcoxon signed-rank"};
+constexpr std::string_view kCorrectionTitles[] = {
+    "Holm", "Benjamini\xE2\x80\x93Hochberg", "no correction"};
+constexpr std::string_view kSourceTitles[] = {
+    "per-round times", "round markers", "summary stats", "paired rounds"};
 
-std::string_view correction_title(format::Correction correction) {
-  switch (correction) {
-    case format::Correction::kHolm:
-      return "Holm";
-    case format::Correction::kBenjaminiHochberg:
-      return "Benjamini\xE2\x80\x93Hochberg";
-    case format::Correction::kNone:
-      break;
-  }
-  return "no correction";
-}
-
-std::string_view source_title(format::SampleSource source) {
-  switch (source) {
-    case format::SampleSource::kRounds:
-      return "per-round times";
-    case format::SampleSource::kMarkers:
-      return "round markers";
-    case format::SampleSource::kSummary:
-      return "summary stats";
-    case format::SampleSource::kPaired:
-      return "paired rounds";
-  }
-  return "summary stats";
+template <typename E, size_t N>
+std::string_view title_of(const std::string_view (&titles)[N], E value) {
+  const auto index = static_cast<size_t>(value);
+  return index < N ? titles[index] : "?";
 }
 
 // "Mann–Whitney U and Welch's t, Holm, alpha 0.05, threshold 5%": the
@@ -289,13 +265,15 @@ std::string method_line(const CompareReport& report) {
         report.benchmarks.begin(), report.benchmarks.end(),
         [&](const BenchmarkComparison& b) { return b.test == test; });
     if (used)
-      tests += (tests.empty() ? "" : " and ") + std::string(test_title(test));
+      tests += (tests.empty() ? "" : " and ") +
+               std::string(title_of(kTestTitles, test));
   }
   const format::CompareSettings& s = report.settings;
   std::string out = tests.empty() ? "" : tests + ", ";
   if (s.paired) out += "paired, ";
-  return out + std::string(correction_title(s.correction)) + ", alpha " +
-         format_p(s.alpha) + ", threshold " + format_plain_percent(s.threshold);
+  return out + std::string(title_of(kCorrectionTitles, s.correction)) +
+         ", alpha " + format_p(s.alpha) + ", threshold " +
+         format_plain_percent(s.threshold);
 }
 
 // "1 regression, 0 improvements, 3 unchanged" (+ ", 1 inconclusive").
@@ -483,15 +461,16 @@ std::string md_side(const char* title, const format::CompareSideStats& s) {
   if (s.folders > 0)
     out += " from " + std::to_string(s.folders) +
            (s.folders == 1 ? " folder" : " folders");
-  return out + " (" + std::string(source_title(s.source)) + ")\n";
+  return out + " (" + std::string(title_of(kSourceTitles, s.source)) + ")\n";
 }
 
 std::string md_test(const BenchmarkComparison& b,
                     const format::CompareSettings& settings) {
-  std::string out = "- test: " + std::string(test_title(b.test));
+  std::string out = "- test: " + std::string(title_of(kTestTitles, b.test));
   if (b.p_value) out += ", p = " + format_p(*b.p_value);
   if (b.p_value_raw && settings.correction != format::Correction::kNone)
-    out += " after " + std::string(correction_title(settings.correction)) +
+    out += " after " +
+           std::string(title_of(kCorrectionTitles, settings.correction)) +
            " (" + format_p(*b.p_value_raw) + " before)";
   return out + "\n";
 }

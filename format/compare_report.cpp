@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -9,16 +10,40 @@
 namespace runner::format {
 namespace {
 
-constexpr std::array kVerdicts = {Verdict::kRegression, Verdict::kImprovement,
-                                  Verdict::kUnchanged, Verdict::kInconclusive};
-constexpr std::array kTests = {CompareTest::kNone, CompareTest::kMannWhitneyU,
-                               CompareTest::kWelchT,
-                               CompareTest::kWilcoxonSignedRank};
-constexpr std::array kCorrections = {
-    Correction::kHolm, Correction::kBenjaminiHochberg, Correction::kNone};
-constexpr std::array kSources = {SampleSource::kRounds, SampleSource::kMarkers,
-                                 SampleSource::kSummary, SampleSource::kPaired};
+// Each enum's values with their names in the document, in the order the
+// errors list them.
+template <typename E>
+struct Named {
+  E value;
+  std::string_view name;
+};
+constexpr Named<Verdict> kVerdicts[] = {
+    {Verdict::kRegression, "regression"},
+    {Verdict::kImprovement, "improvement"},
+    {Verdict::kUnchanged, "unchanged"},
+    {Verdict::kInconclusive, "inconclusive"}};
+constexpr Named<CompareTest> kTests[] = {
+    {CompareTest::kNone, "none"},
+    {CompareTest::kMannWhitneyU, "mann-whitney-u"},
+    {CompareTest::kWelchT, "welch-t"},
+    {CompareTest::kWilcoxonSignedRank, "wilcoxon-signed-rank"}};
+constexpr Named<Correction> kCorrections[] = {
+    {Correction::kHolm, "holm"},
+    {Correction::kBenjaminiHochberg, "benjamini-hochberg"},
+    {Correction::kNone, "none"}};
+constexpr Named<SampleSource> kSources[] = {{SampleSource::kRounds, "rounds"},
+                                            {SampleSource::kMarkers, "markers"},
+                                            {SampleSource::kSummary, "summary"},
+                                            {SampleSource::kPaired, "paired"}};
 constexpr std::array<std::string_view, 2> kSides = {"base", "head"};
+
+// The name of `value` in `table` ("" for a value outside the enum).
+template <typename E, size_t N>
+std::string_view name_in(const Named<E> (&table)[N], E value) {
+  for (const Named<E>& entry : table)
+    if (entry.value == value) return entry.name;
+  return "";
+}
 
 // ---- writing ----------------------------------------------------------------
 
@@ -50,12 +75,12 @@ Json settings_json(const CompareSettings& s) {
 
 Json summary_json(const std::vector<BenchmarkComparison>& benchmarks) {
   Json out = Json::object();
-  for (Verdict verdict : kVerdicts) {
+  for (const auto& [verdict, name] : kVerdicts) {
     uint64_t count = 0;
     for (const BenchmarkComparison& b : benchmarks)
       count += b.verdict == verdict;
     // "regression" -> "regressions", "unchanged" and "inconclusive" stay.
-    std::string key(verdict_name(verdict));
+    std::string key(name);
     if (verdict == Verdict::kRegression || verdict == Verdict::kImprovement)
       key += 's';
     out[key] = count;
@@ -201,20 +226,18 @@ class Object {
     read(key, v);
     out = v;
   }
-  // A name of `values` (as `name_of` spells them).
+  // One of the names of `table`.
   template <typename E, size_t N>
-  void read(const char* key, const std::array<E, N>& values,
-            std::string_view (*name_of)(E), E& out) {
-    std::string text;
+  void read(const char* key, const Named<E> (&table)[N], E& out) {
     if (!get(key, Type::string, "a string")) return;
+    std::string text, names;
     read(key, text);
-    std::string names;
-    for (E e : values) {
-      if (name_of(e) == text) {
-        out = e;
+    for (const Named<E>& entry : table) {
+      if (entry.name == text) {
+        out = entry.value;
         return;
       }
-      names += (names.empty() ? "" : ", ") + std::string(name_of(e));
+      names += (names.empty() ? "" : ", ") + std::string(entry.name);
     }
     problems_.note(path_,
                    std::string(key) + " '" + text + "' is not one of " + names);
@@ -264,7 +287,7 @@ CompareSettings read_settings(Object o) {
   o.read("alpha", s.alpha);
   o.read("threshold", s.threshold);
   o.read("confidence", s.confidence);
-  o.read("correction", kCorrections, correction_name, s.correction);
+  o.read("correction", kCorrections, s.correction);
   o.read("min_rounds", s.min_rounds);
   o.read("paired", s.paired);
   return s;
@@ -277,7 +300,7 @@ CompareSideStats read_side_stats(Object o) {
   o.read("stdev_ns", s.stdev_ns);
   o.read("rounds", s.rounds);
   o.read("folders", s.folders);
-  o.read("source", kSources, source_name, s.source);
+  o.read("source", kSources, s.source);
   return s;
 }
 
@@ -294,14 +317,14 @@ BenchmarkComparison read_benchmark(Object o) {
   BenchmarkComparison b;
   o.read("uri", b.uri);
   o.read("name", b.name);
-  o.read("verdict", kVerdicts, verdict_name, b.verdict);
+  o.read("verdict", kVerdicts, b.verdict);
   o.read("reason", b.reason);
   o.read("change", b.change);
   o.read("ci_low", b.ci_low);
   o.read("ci_high", b.ci_high);
   o.read("p_value", b.p_value);
   o.read("p_value_raw", b.p_value_raw);
-  o.read("test", kTests, test_name, b.test);
+  o.read("test", kTests, b.test);
   b.base = read_side_stats(o.object("base"));
   b.head = read_side_stats(o.object("head"));
   o.each("top_functions", [&](const nlohmann::json& v, const std::string& p) {
@@ -364,57 +387,14 @@ CompareReport read_report(Object doc) {
 }  // namespace
 
 std::string_view verdict_name(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kRegression:
-      return "regression";
-    case Verdict::kImprovement:
-      return "improvement";
-    case Verdict::kUnchanged:
-      return "unchanged";
-    case Verdict::kInconclusive:
-      return "inconclusive";
-  }
-  return "inconclusive";
+  return name_in(kVerdicts, verdict);
 }
-
-std::string_view test_name(CompareTest test) {
-  switch (test) {
-    case CompareTest::kNone:
-      return "none";
-    case CompareTest::kMannWhitneyU:
-      return "mann-whitney-u";
-    case CompareTest::kWelchT:
-      return "welch-t";
-    case CompareTest::kWilcoxonSignedRank:
-      return "wilcoxon-signed-rank";
-  }
-  return "none";
-}
-
+std::string_view test_name(CompareTest test) { return name_in(kTests, test); }
 std::string_view correction_name(Correction correction) {
-  switch (correction) {
-    case Correction::kHolm:
-      return "holm";
-    case Correction::kBenjaminiHochberg:
-      return "benjamini-hochberg";
-    case Correction::kNone:
-      return "none";
-  }
-  return "none";
+  return name_in(kCorrections, correction);
 }
-
 std::string_view source_name(SampleSource source) {
-  switch (source) {
-    case SampleSource::kRounds:
-      return "rounds";
-    case SampleSource::kMarkers:
-      return "markers";
-    case SampleSource::kSummary:
-      return "summary";
-    case SampleSource::kPaired:
-      return "paired";
-  }
-  return "summary";
+  return name_in(kSources, source);
 }
 
 std::string write_compare_report(const CompareReport& report) {
