@@ -3,6 +3,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -45,32 +47,108 @@ std::string_view name_in(const Named<E> (&table)[N], E value) {
   return "";
 }
 
+// names_of(value): the table of the value's enum.
+constexpr const auto& names_of(Verdict) { return kVerdicts; }
+constexpr const auto& names_of(CompareTest) { return kTests; }
+constexpr const auto& names_of(Correction) { return kCorrections; }
+constexpr const auto& names_of(SampleSource) { return kSources; }
+
+// A member of an object of type S: its key and field, written and read
+// through the same table (each table lists the members in the document's
+// order). A string that may be null is "" in the field.
+template <typename S, typename T>
+struct Member {
+  const char* key;
+  T S::*field;
+  bool nullable;
+};
+template <typename S, typename T>
+constexpr Member<S, T> member(const char* key, T S::*field,
+                              bool nullable = false) {
+  return {key, field, nullable};
+}
+
+constexpr auto kSideMembers =
+    std::tuple{member("command", &CompareSide::command, true),
+               member("benchmarks", &CompareSide::benchmarks)};
+constexpr auto kSettingsMembers =
+    std::tuple{member("alpha", &CompareSettings::alpha),
+               member("threshold", &CompareSettings::threshold),
+               member("confidence", &CompareSettings::confidence),
+               member("correction", &CompareSettings::correction),
+               member("min_rounds", &CompareSettings::min_rounds),
+               member("paired", &CompareSettings::paired)};
+constexpr auto kSideStatsMembers =
+    std::tuple{member("median_ns", &CompareSideStats::median_ns),
+               member("mean_ns", &CompareSideStats::mean_ns),
+               member("stdev_ns", &CompareSideStats::stdev_ns),
+               member("rounds", &CompareSideStats::rounds),
+               member("folders", &CompareSideStats::folders),
+               member("source", &CompareSideStats::source)};
+// "change" (head_share - base_share) follows: written, not read.
+constexpr auto kFunctionMembers =
+    std::tuple{member("function", &FunctionShareChange::function),
+               member("base_share", &FunctionShareChange::base_share),
+               member("head_share", &FunctionShareChange::head_share)};
+// Then "base", "head", "top_functions", "diff_flamegraph".
+constexpr auto kBenchmarkMembers =
+    std::tuple{member("uri", &BenchmarkComparison::uri),
+               member("name", &BenchmarkComparison::name),
+               member("verdict", &BenchmarkComparison::verdict),
+               member("reason", &BenchmarkComparison::reason),
+               member("change", &BenchmarkComparison::change),
+               member("ci_low", &BenchmarkComparison::ci_low),
+               member("ci_high", &BenchmarkComparison::ci_high),
+               member("p_value", &BenchmarkComparison::p_value),
+               member("p_value_raw", &BenchmarkComparison::p_value_raw),
+               member("test", &BenchmarkComparison::test)};
+constexpr auto kRefMembers = std::tuple{member("uri", &BenchmarkRef::uri),
+                                        member("name", &BenchmarkRef::name)};
+
 // ---- writing ----------------------------------------------------------------
 
 using Json = nlohmann::ordered_json;  // keeps the schema's member order
 
 // JSON has no NaN or infinity: a non-finite number is written as null.
-Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-Json number(const std::optional<double>& v) {
-  return v ? number(*v) : Json(nullptr);
+Json value_json(double v, bool) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
 }
-Json text_or_null(const std::string& v) {
-  return v.empty() ? Json(nullptr) : Json(v);
+Json value_json(const std::optional<double>& v, bool) {
+  return v ? value_json(*v, false) : Json(nullptr);
+}
+Json value_json(uint64_t v, bool) { return v; }
+Json value_json(bool v, bool) { return v; }
+Json value_json(const std::string& v, bool nullable) {
+  return nullable && v.empty() ? Json(nullptr) : Json(v);
+}
+template <typename E>
+requires std::is_enum_v<E> Json value_json(E v, bool) {
+  return name_in(names_of(v), v);
+}
+
+// `out` (an object) with the members of `table` added from `s`.
+template <typename S, typename Table>
+Json members_json(const S& s, const Table& table, Json out = Json::object()) {
+  std::apply(
+      [&](const auto&... m) {
+        ((out[m.key] = value_json(s.*m.field, m.nullable)), ...);
+      },
+      table);
+  return out;
+}
+
+// The elements of `list` as an array, each written by `to_json`.
+template <typename T, typename ToJson>
+Json array_json(const std::vector<T>& list, ToJson&& to_json) {
+  Json out = Json::array();
+  for (const T& element : list) out.push_back(to_json(element));
+  return out;
 }
 
 Json side_json(const CompareSide& side) {
-  return {{"folders", side.folders},
-          {"command", text_or_null(side.command)},
-          {"benchmarks", side.benchmarks}};
-}
-
-Json settings_json(const CompareSettings& s) {
-  return {{"alpha", number(s.alpha)},
-          {"threshold", number(s.threshold)},
-          {"confidence", number(s.confidence)},
-          {"correction", correction_name(s.correction)},
-          {"min_rounds", s.min_rounds},
-          {"paired", s.paired}};
+  Json out = Json::object();
+  out["folders"] = side.folders;
+  return members_json(side, kSideMembers, std::move(out));
 }
 
 Json summary_json(const std::vector<BenchmarkComparison>& benchmarks) {
@@ -88,57 +166,30 @@ Json summary_json(const std::vector<BenchmarkComparison>& benchmarks) {
   return out;
 }
 
-Json side_stats_json(const CompareSideStats& s) {
-  return {{"median_ns", number(s.median_ns)},
-          {"mean_ns", number(s.mean_ns)},
-          {"stdev_ns", number(s.stdev_ns)},
-          {"rounds", s.rounds},
-          {"folders", s.folders},
-          {"source", source_name(s.source)}};
-}
-
 Json function_json(const FunctionShareChange& f) {
-  return {{"function", f.function},
-          {"base_share", number(f.base_share)},
-          {"head_share", number(f.head_share)},
-          {"change", number(f.head_share - f.base_share)}};
+  Json out = members_json(f, kFunctionMembers);
+  out["change"] = value_json(f.head_share - f.base_share, false);
+  return out;
 }
 
 Json benchmark_json(const BenchmarkComparison& b) {
-  Json functions = Json::array();
-  for (const FunctionShareChange& f : b.top_functions)
-    functions.push_back(function_json(f));
-  return {{"uri", b.uri},
-          {"name", b.name},
-          {"verdict", verdict_name(b.verdict)},
-          {"reason", b.reason},
-          {"change", number(b.change)},
-          {"ci_low", number(b.ci_low)},
-          {"ci_high", number(b.ci_high)},
-          {"p_value", number(b.p_value)},
-          {"p_value_raw", number(b.p_value_raw)},
-          {"test", test_name(b.test)},
-          {"base", side_stats_json(b.base)},
-          {"head", side_stats_json(b.head)},
-          {"top_functions", std::move(functions)},
-          {"diff_flamegraph", text_or_null(b.diff_flamegraph)}};
-}
-
-Json refs_json(const std::vector<BenchmarkRef>& refs) {
-  Json out = Json::array();
-  for (const BenchmarkRef& r : refs)
-    out.push_back({{"uri", r.uri}, {"name", r.name}});
+  Json out = members_json(b, kBenchmarkMembers);
+  out["base"] = members_json(b.base, kSideStatsMembers);
+  out["head"] = members_json(b.head, kSideStatsMembers);
+  out["top_functions"] = array_json(b.top_functions, function_json);
+  out["diff_flamegraph"] = value_json(b.diff_flamegraph, true);
   return out;
 }
 
 Json noise_json(const NoiseEntry& n) {
-  Json medians = Json::array();
-  for (double m : n.medians_ns) medians.push_back(number(m));
-  return {{"side", n.side},
-          {"uri", n.uri},
-          {"name", n.name},
-          {"medians_ns", std::move(medians)},
-          {"spread", number(n.spread)}};
+  Json out = Json::object();
+  out["side"] = n.side;
+  out["uri"] = n.uri;
+  out["name"] = n.name;
+  out["medians_ns"] =
+      array_json(n.medians_ns, [](double m) { return value_json(m, false); });
+  out["spread"] = value_json(n.spread, false);
+  return out;
 }
 
 // ---- reading ----------------------------------------------------------------
@@ -198,41 +249,41 @@ class Object {
     return it != value_.end() && it->is_null();
   }
 
-  void read(const char* key, std::string& out) {
+  // The member `key` into `out`; a nullable string may be null ("").
+  void read(const char* key, std::string& out, bool nullable = false) {
+    if (nullable && is_null(key)) return;
     if (auto* v = get(key, Type::string, "a string"))
       out = v->get<std::string>();
   }
-  void read_or_null(const char* key, std::string& out) {
-    if (!is_null(key)) read(key, out);
-  }
-  void read(const char* key, uint64_t& out) {
+  void read(const char* key, uint64_t& out, bool = false) {
     if (auto* v = get(key, Type::number_unsigned, "an unsigned integer"))
       out = v->get<uint64_t>();
   }
-  void read(const char* key, bool& out) {
+  void read(const char* key, bool& out, bool = false) {
     if (auto* v = get(key, Type::boolean, "true or false"))
       out = v->get<bool>();
   }
-  void read(const char* key, double& out) {
+  void read(const char* key, double& out, bool = false) {
     auto* v = get(key, Type::number_float, "a number");
     if (v == nullptr) return;
     out = v->get<double>();
     if (!std::isfinite(out))
       problems_.note(path_, std::string(key) + " is not a finite number");
   }
-  void read(const char* key, std::optional<double>& out) {
+  void read(const char* key, std::optional<double>& out, bool = false) {
     if (is_null(key)) return;
     double v = 0;
     read(key, v);
     out = v;
   }
-  // One of the names of `table`.
-  template <typename E, size_t N>
-  void read(const char* key, const Named<E> (&table)[N], E& out) {
+  // One of the names of the enum's table.
+  template <typename E>
+  requires std::is_enum_v<E>
+  void read(const char* key, E& out, bool = false) {
     if (!get(key, Type::string, "a string")) return;
     std::string text, names;
     read(key, text);
-    for (const Named<E>& entry : table) {
+    for (const Named<E>& entry : names_of(out)) {
       if (entry.name == text) {
         out = entry.value;
         return;
@@ -241,6 +292,13 @@ class Object {
     }
     problems_.note(path_,
                    std::string(key) + " '" + text + "' is not one of " + names);
+  }
+  // The members of `table` into `out`.
+  template <typename S, typename Table>
+  void read_members(S& out, const Table& table) {
+    std::apply(
+        [&](const auto&... m) { (read(m.key, out.*m.field, m.nullable), ...); },
+        table);
   }
   // Calls each(element, "key[i]") for the elements of the array `key`.
   template <typename Each>
@@ -271,74 +329,48 @@ class Object {
   Problems& problems_;
 };
 
+// The array of strings `key` of `o` into `out`.
+void read_strings(Object& o, const char* key, std::vector<std::string>& out) {
+  o.each(key, [&](const nlohmann::json& v, const std::string& path) {
+    if (!v.is_string()) return o.problems().note(path, "not a string");
+    out.push_back(v.get<std::string>());
+  });
+}
+
+// The objects of the array `key` of `o`, each read by `read_one`.
+template <typename T, typename ReadOne>
+void read_objects(Object& o, const char* key, std::vector<T>& out,
+                  ReadOne&& read_one) {
+  o.each(key, [&](const nlohmann::json& v, const std::string& path) {
+    out.push_back(read_one(Object(v, path, o.problems())));
+  });
+}
+
+// An object that is only the members of `table`.
+template <typename S, typename Table>
+S read_plain(Object o, const Table& table) {
+  S out;
+  o.read_members(out, table);
+  return out;
+}
+
 CompareSide read_side(Object o) {
   CompareSide side;
-  o.each("folders", [&](const nlohmann::json& v, const std::string& path) {
-    if (!v.is_string()) return o.problems().note(path, "not a string");
-    side.folders.push_back(v.get<std::string>());
-  });
-  o.read_or_null("command", side.command);
-  o.read("benchmarks", side.benchmarks);
+  read_strings(o, "folders", side.folders);
+  o.read_members(side, kSideMembers);
   return side;
-}
-
-CompareSettings read_settings(Object o) {
-  CompareSettings s;
-  o.read("alpha", s.alpha);
-  o.read("threshold", s.threshold);
-  o.read("confidence", s.confidence);
-  o.read("correction", kCorrections, s.correction);
-  o.read("min_rounds", s.min_rounds);
-  o.read("paired", s.paired);
-  return s;
-}
-
-CompareSideStats read_side_stats(Object o) {
-  CompareSideStats s;
-  o.read("median_ns", s.median_ns);
-  o.read("mean_ns", s.mean_ns);
-  o.read("stdev_ns", s.stdev_ns);
-  o.read("rounds", s.rounds);
-  o.read("folders", s.folders);
-  o.read("source", kSources, s.source);
-  return s;
-}
-
-// "change" is head_share - base_share: recomputed, not read.
-FunctionShareChange read_function(Object o) {
-  FunctionShareChange f;
-  o.read("function", f.function);
-  o.read("base_share", f.base_share);
-  o.read("head_share", f.head_share);
-  return f;
 }
 
 BenchmarkComparison read_benchmark(Object o) {
   BenchmarkComparison b;
-  o.read("uri", b.uri);
-  o.read("name", b.name);
-  o.read("verdict", kVerdicts, b.verdict);
-  o.read("reason", b.reason);
-  o.read("change", b.change);
-  o.read("ci_low", b.ci_low);
-  o.read("ci_high", b.ci_high);
-  o.read("p_value", b.p_value);
-  o.read("p_value_raw", b.p_value_raw);
-  o.read("test", kTests, b.test);
-  b.base = read_side_stats(o.object("base"));
-  b.head = read_side_stats(o.object("head"));
-  o.each("top_functions", [&](const nlohmann::json& v, const std::string& p) {
-    b.top_functions.push_back(read_function(Object(v, p, o.problems())));
+  o.read_members(b, kBenchmarkMembers);
+  b.base = read_plain<CompareSideStats>(o.object("base"), kSideStatsMembers);
+  b.head = read_plain<CompareSideStats>(o.object("head"), kSideStatsMembers);
+  read_objects(o, "top_functions", b.top_functions, [](Object f) {
+    return read_plain<FunctionShareChange>(f, kFunctionMembers);
   });
-  o.read_or_null("diff_flamegraph", b.diff_flamegraph);
+  o.read("diff_flamegraph", b.diff_flamegraph, true);
   return b;
-}
-
-BenchmarkRef read_ref(Object o) {
-  BenchmarkRef r;
-  o.read("uri", r.uri);
-  o.read("name", r.name);
-  return r;
 }
 
 NoiseEntry read_noise(Object o) {
@@ -363,24 +395,16 @@ CompareReport read_report(Object doc) {
   CompareReport r;
   r.base = read_side(doc.object("base"));
   r.head = read_side(doc.object("head"));
-  r.settings = read_settings(doc.object("settings"));
-  Problems& problems = doc.problems();
-  doc.each("benchmarks", [&](const nlohmann::json& v, const std::string& p) {
-    r.benchmarks.push_back(read_benchmark(Object(v, p, problems)));
-  });
-  doc.each("added", [&](const nlohmann::json& v, const std::string& p) {
-    r.added.push_back(read_ref(Object(v, p, problems)));
-  });
-  doc.each("removed", [&](const nlohmann::json& v, const std::string& p) {
-    r.removed.push_back(read_ref(Object(v, p, problems)));
-  });
-  doc.each("noise", [&](const nlohmann::json& v, const std::string& p) {
-    r.noise.push_back(read_noise(Object(v, p, problems)));
-  });
-  doc.each("warnings", [&](const nlohmann::json& v, const std::string& p) {
-    if (!v.is_string()) return problems.note(p, "not a string");
-    r.warnings.push_back(v.get<std::string>());
-  });
+  r.settings =
+      read_plain<CompareSettings>(doc.object("settings"), kSettingsMembers);
+  read_objects(doc, "benchmarks", r.benchmarks, read_benchmark);
+  const auto read_ref = [](Object o) {
+    return read_plain<BenchmarkRef>(o, kRefMembers);
+  };
+  read_objects(doc, "added", r.added, read_ref);
+  read_objects(doc, "removed", r.removed, read_ref);
+  read_objects(doc, "noise", r.noise, read_noise);
+  read_strings(doc, "warnings", r.warnings);
   return r;
 }
 
@@ -398,20 +422,18 @@ std::string_view source_name(SampleSource source) {
 }
 
 std::string write_compare_report(const CompareReport& report) {
-  Json benchmarks = Json::array();
-  for (const BenchmarkComparison& b : report.benchmarks)
-    benchmarks.push_back(benchmark_json(b));
-  Json noise = Json::array();
-  for (const NoiseEntry& n : report.noise) noise.push_back(noise_json(n));
   Json doc = Json::object();
   doc["base"] = side_json(report.base);
   doc["head"] = side_json(report.head);
-  doc["settings"] = settings_json(report.settings);
+  doc["settings"] = members_json(report.settings, kSettingsMembers);
   doc["summary"] = summary_json(report.benchmarks);
-  doc["benchmarks"] = std::move(benchmarks);
-  doc["added"] = refs_json(report.added);
-  doc["removed"] = refs_json(report.removed);
-  doc["noise"] = std::move(noise);
+  doc["benchmarks"] = array_json(report.benchmarks, benchmark_json);
+  const auto ref_json = [](const BenchmarkRef& r) {
+    return members_json(r, kRefMembers);
+  };
+  doc["added"] = array_json(report.added, ref_json);
+  doc["removed"] = array_json(report.removed, ref_json);
+  doc["noise"] = array_json(report.noise, noise_json);
   doc["warnings"] = report.warnings;
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
