@@ -250,3 +250,29 @@ TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
   CHECK(count(*html, "<table>") == 3);  // + two top-function tables
   CHECK(count(*html, "<details>") == 4);
 }
+
+TEST_CASE("text and markdown: paired mode and other settings") {
+  CompareReport report;
+  report.base.command = "./bench --old";
+  report.head.command = "./bench --new";
+  report.settings.paired = true;
+  report.settings.correction = format::Correction::kNone;
+  report.settings.alpha = 0.01;
+  report.settings.threshold = 0.025;
+  report.settings.confidence = 0.9;
+  report.benchmarks = {named("pair", Verdict::kRegression, 2e6)};
+  report.benchmarks[0].test = format::CompareTest::kWilcoxonSignedRank;
+  report.benchmarks[0].change = 0.031;
+  report.benchmarks[0].p_value = report.benchmarks[0].p_value_raw = 0.004;
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines[0] ==
+        "base './bench --old' vs head './bench --new' (Wilcoxon signed-rank, "
+        "paired, no correction, alpha 0.01, threshold 2.5%)");
+  CHECK(lines[2] == "benchmark     base     head  change [90% CI]  verdict");
+  CHECK(lines[3] == "pair       2.00 ms  2.00 ms  +3.1%            regression");
+  const std::string md = render_markdown(report);
+  CHECK(md.find("- test: Wilcoxon signed-rank, p = 0.004\n") !=
+        std::string::npos);
+  CHECK(md.find("| change [90% CI] |") != std::string::npos);
+}
