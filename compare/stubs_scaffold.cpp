@@ -1,26 +1,9 @@
 // SCAFFOLD: each function here moves to the file of the helper that owns it
 // (verdict.cpp, render.cpp, paired.cpp, compare.cpp); this file is deleted.
 #include "compare/compare.hpp"
-#include "compare/render.hpp"
-#include "compare/verdict.hpp"
 
 namespace runner::compare {
 
-format::BenchmarkComparison compare_benchmark(const SideSamples&,
-                                              const SideSamples&,
-                                              const format::CompareSettings&) {
-  return {};
-}
-format::BenchmarkComparison compare_paired(std::span<const double>,
-                                           std::span<const double>,
-                                           const format::CompareSettings&) {
-  return {};
-}
-void apply_verdicts(std::vector<format::BenchmarkComparison>&,
-                    const format::CompareSettings&) {}
-double relative_spread(std::span<const double>) { return 0; }
-std::string render_text(const format::CompareReport&) { return ""; }
-std::string render_markdown(const format::CompareReport&) { return ""; }
 int run_compare(const CompareOptions&, std::ostream&, std::ostream& err) {
   err << "runner compare: not implemented yet\n";
   return 2;
