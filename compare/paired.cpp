@@ -206,8 +206,6 @@ base::Result<format::CompareReport> run_paired(const CompareOptions& options,
       compare_paired(times.base, times.head, report.settings);
   comparison.uri = "paired:" + options.head[0];
   comparison.name = "paired: " + options.head[0];
-  comparison.base.source = comparison.head.source =
-      format::SampleSource::kPaired;
   report.benchmarks.push_back(std::move(comparison));
   apply_verdicts(report.benchmarks, report.settings);
   return report;

@@ -2,12 +2,16 @@
 // commands: the ABBA order seen in a file the commands append to, the
 // errors of a failing round (its command, status and round), interruption
 // (the round's process group gets the signal, then SIGKILL; nothing is left
-// running, no zombie), leftovers killed after each round.
+// running, no zombie), leftovers killed after each round; and the verdicts
+// on real timings: sleep 0.02 against itself is unchanged, against
+// sleep 0.026 a regression of 6 ms / (20 ms + the measured overhead of a
+// round), the reverse an improvement; too few pairs are inconclusive.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -22,6 +26,8 @@
 
 using runner::compare::CompareOptions;
 using runner::compare::run_paired;
+using runner::format::BenchmarkComparison;
+using runner::format::Verdict;
 using runner::testing::TempDir;
 using Clock = std::chrono::steady_clock;
 
@@ -115,6 +121,27 @@ int interrupted_exit(const CompareOptions& options, const std::string& pid_file,
   *seconds = std::chrono::duration<double>(Clock::now() - sent).count();
   if (round > 0) CHECK(dies_soon(round));
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The median time of a `sleep 0` round here: the spawn of the shell and of
+// sleep, reaping, timer slack; every round pays it.
+double round_overhead_ns() {
+  std::ostringstream err;
+  auto report = run_paired(paired("sleep 0", "sleep 0", 10, 1), err);
+  REQUIRE(report.has_value());
+  REQUIRE(report->benchmarks.size() == 1);
+  REQUIRE(report->benchmarks[0].base.median_ns.has_value());
+  return *report->benchmarks[0].base.median_ns;
+}
+
+// The comparison of `sleep BASE` against `sleep HEAD` over 20 pairs.
+BenchmarkComparison sleeps(const std::string& base, const std::string& head) {
+  std::ostringstream err;
+  auto report =
+      run_paired(paired("sleep " + base, "sleep " + head, 20, 1), err);
+  REQUIRE(report.has_value());
+  REQUIRE(report->benchmarks.size() == 1);
+  return report->benchmarks[0];
 }
 
 }  // namespace
@@ -235,4 +262,52 @@ TEST_CASE("an interruption reaches the round's process group") {
     CHECK(seconds >= 1.9);
     CHECK(seconds < 5);
   }
+}
+
+TEST_CASE("the same command on both sides is unchanged") {
+  BenchmarkComparison same = sleeps("0.02", "0.02");
+  CHECK(same.verdict == Verdict::kUnchanged);
+  CHECK(same.test == runner::format::CompareTest::kWilcoxonSignedRank);
+  CHECK(same.base.rounds == 20);
+  CHECK(same.head.rounds == 20);
+  REQUIRE(same.change.has_value());
+  MESSAGE("change " << *same.change << ", p " << same.p_value.value_or(-1));
+  CHECK(std::abs(*same.change) < 0.02);
+  CHECK(*same.base.median_ns >= 20e6);
+}
+
+TEST_CASE("6 ms more per round: a regression of 6 ms / (20 ms + overhead)") {
+  const double overhead = round_overhead_ns();
+  MESSAGE("sleep 0 round: " << overhead / 1e6 << " ms");
+  SUBCASE("slower head") {
+    BenchmarkComparison slower = sleeps("0.02", "0.026");
+    const double expected = 6e6 / (20e6 + overhead);
+    CHECK(slower.verdict == Verdict::kRegression);
+    REQUIRE(slower.change.has_value());
+    MESSAGE("change " << *slower.change << ", expected " << expected);
+    CHECK(*slower.change == doctest::Approx(expected).epsilon(0.2));
+    CHECK(*slower.ci_low > 0.05);
+    CHECK(slower.base.rounds == 20);
+  }
+  SUBCASE("faster head") {
+    BenchmarkComparison faster = sleeps("0.026", "0.02");
+    const double expected = -6e6 / (26e6 + overhead);
+    CHECK(faster.verdict == Verdict::kImprovement);
+    REQUIRE(faster.change.has_value());
+    MESSAGE("change " << *faster.change << ", expected " << expected);
+    CHECK(*faster.change == doctest::Approx(expected).epsilon(0.2));
+    CHECK(*faster.ci_high < -0.05);
+  }
+}
+
+TEST_CASE("fewer pairs than min_rounds: inconclusive, whatever the times") {
+  std::ostringstream err;
+  auto options = paired("sleep 0.02", "sleep 0.04", 5, 0);
+  auto report = run_paired(options, err);
+  REQUIRE(report.has_value());
+  const BenchmarkComparison& few = report->benchmarks.at(0);
+  CHECK(few.verdict == Verdict::kInconclusive);
+  CHECK(few.base.rounds == 5);
+  CHECK(few.reason == "5 pairs, need 6");
+  CHECK_FALSE(few.p_value.has_value());
 }
