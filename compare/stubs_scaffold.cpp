@@ -26,9 +26,5 @@ base::Result<format::CompareReport> run_paired(const CompareOptions&,
                                                std::ostream&) {
   return base::Error("paired mode: not implemented yet");
 }
-int run_compare(const CompareOptions&, std::ostream&, std::ostream& err) {
-  err << "runner compare: not implemented yet\n";
-  return 2;
-}
 
 }  // namespace runner::compare
