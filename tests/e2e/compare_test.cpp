@@ -105,13 +105,14 @@ format::BenchmarkResult summary_only(const std::string& name, double mean,
 }
 
 // <folder>/results/<pid>.json holding `benchmarks`.
-std::string write_results(const std::string& folder,
-                          const std::vector<format::BenchmarkResult>& benchmarks,
-                          uint32_t pid = 4242) {
+std::string write_results(
+    const std::string& folder,
+    const std::vector<format::BenchmarkResult>& benchmarks,
+    uint32_t pid = 4242) {
   std::filesystem::create_directories(folder + "/results");
   format::Creator creator{"compare-test", "1.0", pid};
-  std::string path = folder + "/results/" +
-                     format::ProfileLayout::result_file_name(pid);
+  std::string path =
+      folder + "/results/" + format::ProfileLayout::result_file_name(pid);
   REQUIRE(runner::base::write_file_atomic(
       path, format::write_walltime_results(creator, benchmarks)));
   return folder;
@@ -149,9 +150,9 @@ size_t lines(const std::string& text) {
 
 // ExecutionTimestamps.msgpack: per benchmark, `rounds` round markers of
 // durations `ns` each, then its URI.
-void write_markers(const std::string& folder,
-                   const std::vector<std::pair<std::string,
-                                               std::vector<uint64_t>>>& rounds) {
+void write_markers(
+    const std::string& folder,
+    const std::vector<std::pair<std::string, std::vector<uint64_t>>>& rounds) {
   std::filesystem::create_directories(folder);
   format::ExecutionTimestamps ts;
   uint64_t now = 1'000'000'000;
@@ -225,12 +226,12 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("summary stats only (codspeed-cpp): Welch's t and the verdict") {
     TempDir dir;
-    auto base = write_results(dir.file("base"),
-                              {summary_only("slow", 1000, 10, 20),
-                               summary_only("same", 500, 10, 20)});
-    auto head = write_results(dir.file("head"),
-                              {summary_only("slow", 1100, 10, 20),
-                               summary_only("same", 500.5, 10, 20)});
+    auto base =
+        write_results(dir.file("base"), {summary_only("slow", 1000, 10, 20),
+                                         summary_only("same", 500, 10, 20)});
+    auto head =
+        write_results(dir.file("head"), {summary_only("slow", 1100, 10, 20),
+                                         summary_only("same", 500.5, 10, 20)});
     auto report = compare_json(base, head, 1);
     const json* slow = find_benchmark(report, "slow");
     const json* same = find_benchmark(report, "same");
@@ -251,14 +252,14 @@ TEST_SUITE("e2e") {
     auto ns = [](double per_round, uint64_t seed) {
       std::vector<uint64_t> out;
       for (uint64_t i = 0; i < 12; ++i)
-        out.push_back(static_cast<uint64_t>(
-            per_round * (1 + 0.01 * jitter(seed + i))));
+        out.push_back(
+            static_cast<uint64_t>(per_round * (1 + 0.01 * jitter(seed + i))));
       return out;
     };
-    write_markers(dir.file("base"), {{uri_of("a"), ns(50000, 1)},
-                                     {uri_of("b"), ns(80000, 20)}});
-    write_markers(dir.file("head"), {{uri_of("a"), ns(50000, 40)},
-                                     {uri_of("b"), ns(88000, 60)}});
+    write_markers(dir.file("base"),
+                  {{uri_of("a"), ns(50000, 1)}, {uri_of("b"), ns(80000, 20)}});
+    write_markers(dir.file("head"),
+                  {{uri_of("a"), ns(50000, 40)}, {uri_of("b"), ns(88000, 60)}});
     auto report = compare_json(dir.file("base"), dir.file("head"), 1);
     const json* a = find_benchmark(report, "a");
     const json* b = find_benchmark(report, "b");
@@ -321,9 +322,8 @@ TEST_SUITE("e2e") {
     CHECK(report["head"]["folders"][0] == head);
     REQUIRE(report["benchmarks"].size() == 1);
     const json& b = report["benchmarks"][0];
-    for (const char* member :
-         {"uri", "name", "verdict", "change", "ci_low", "ci_high", "p_value",
-          "test", "base", "head"})
+    for (const char* member : {"uri", "name", "verdict", "change", "ci_low",
+                               "ci_high", "p_value", "test", "base", "head"})
       CHECK_MESSAGE(b.contains(member), member);
     for (const char* side : {"base", "head"}) {
       CHECK(b[side].contains("median_ns"));
@@ -345,10 +345,9 @@ TEST_SUITE("e2e") {
           dir.file("head" + std::to_string(run)),
           {with_rounds("fib", round_times(1000 * drift, 8, 10 * run + 5))}));
     }
-    auto report = compare_json(
-        bases[0], heads[0], 0,
-        {"--base", bases[1], "--base", bases[2], "--head", heads[1],
-         "--head", heads[2]});
+    auto report = compare_json(bases[0], heads[0], 0,
+                               {"--base", bases[1], "--base", bases[2],
+                                "--head", heads[1], "--head", heads[2]});
     CHECK(report["base"]["folders"].size() == 3);
     REQUIRE(report["benchmarks"].size() == 1);
     CHECK(report["benchmarks"][0]["base"]["rounds"] == 24);
@@ -405,9 +404,9 @@ TEST_SUITE("e2e") {
     auto negative = summary_only("negative", 1000, 10, 20);
     auto negative_head = negative;
     negative_head.stats.mean_ns = negative_head.stats.median_ns = -5;
-    auto base = write_results(
-        dir.file("base"), {with_rounds("one", round_times(1000, 1, 1)),
-                           summary_only("zero", 1000, 0, 0), negative});
+    auto base = write_results(dir.file("base"),
+                              {with_rounds("one", round_times(1000, 1, 1)),
+                               summary_only("zero", 1000, 0, 0), negative});
     auto head = write_results(
         dir.file("head"), {with_rounds("one", round_times(2000, 1, 2)),
                            summary_only("zero", 2000, 0, 0), negative_head});
@@ -454,22 +453,23 @@ TEST_SUITE("e2e") {
     CHECK(theirs.err.find("owned by uid 65534") != std::string::npos);
   }
 
-  TEST_CASE("two runner exec profiles: a differential flamegraph, top functions") {
+  TEST_CASE(
+      "two runner exec profiles: a differential flamegraph, top functions") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
     const std::vector<std::string> env = {"RUNNER_EXEC_HARNESS=" +
                                           binary("EXEC_HARNESS_BIN")};
     for (const auto& [side, ms] : {std::pair{"base", "30"}, {"head", "33"}}) {
-      auto r = run_process(
-          runner_argv("exec", dir.file(side), dir.path(),
-                      {"--warmup-time", "0", "--max-rounds", "8"},
-                      {binary("SPINNER_BIN"), ms}),
-          env);
+      auto r =
+          run_process(runner_argv("exec", dir.file(side), dir.path(),
+                                  {"--warmup-time", "0", "--max-rounds", "8"},
+                                  {binary("SPINNER_BIN"), ms}),
+                      env);
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
     }
-    auto r = run_compare({"--format", "json", dir.file("base"),
-                          dir.file("head")});
+    auto r =
+        run_compare({"--format", "json", dir.file("base"), dir.file("head")});
     INFO(r.out, r.err);
     REQUIRE((r.exit_code == 0 || r.exit_code == 1));
     auto report = json::parse(r.out);
@@ -483,8 +483,8 @@ TEST_SUITE("e2e") {
     REQUIRE_FALSE(b["top_functions"].empty());
     bool spin_hot = false;
     for (const auto& f : b["top_functions"])
-      spin_hot |= f["function"].get<std::string>().find("spin") !=
-                  std::string::npos;
+      spin_hot |=
+          f["function"].get<std::string>().find("spin") != std::string::npos;
     CHECK(spin_hot);
   }
 }
