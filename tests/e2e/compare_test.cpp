@@ -118,6 +118,19 @@ std::string write_results(
   return folder;
 }
 
+// base/ and head/ under `dir`, each with one benchmark "fib" of `rounds`
+// rounds around `base_ns` and `head_ns` per iteration.
+std::pair<std::string, std::string> write_fib(const TempDir& dir,
+                                              double base_ns, double head_ns,
+                                              size_t rounds,
+                                              uint64_t head_seed) {
+  return {write_results(dir.file("base"),
+                        {with_rounds("fib", round_times(base_ns, rounds, 1))}),
+          write_results(
+              dir.file("head"),
+              {with_rounds("fib", round_times(head_ns, rounds, head_seed))})};
+}
+
 std::vector<std::string> compare_argv(std::vector<std::string> args) {
   args.insert(args.begin(), {binary("RUNNER_BIN"), "compare"});
   return args;
@@ -138,10 +151,13 @@ json compare_json(const std::string& base, const std::string& head,
   return json::parse(r.out);
 }
 
-const json* find_benchmark(const json& report, const std::string& name) {
+// The benchmark named `name` of a report (fails the test when absent).
+const json& benchmark_named(const json& report, const std::string& name) {
   for (const auto& b : report["benchmarks"])
-    if (b["name"] == name) return &b;
-  return nullptr;
+    if (b["name"] == name) return b;
+  FAIL("no benchmark named " << name << " in " << report.dump());
+  static const json kNone;
+  return kNone;
 }
 
 size_t lines(const std::string& text) {
@@ -178,10 +194,7 @@ void write_markers(
 TEST_SUITE("e2e") {
   TEST_CASE("identical rounds: unchanged, exit 0, compare.json/md written") {
     TempDir dir;
-    auto base = write_results(dir.file("base"),
-                              {with_rounds("fib", round_times(1000, 20, 1))});
-    auto head = write_results(dir.file("head"),
-                              {with_rounds("fib", round_times(1000, 20, 1))});
+    auto [base, head] = write_fib(dir, 1000, 1000, 20, 1);
     auto r = run_compare({base, head});
     INFO(r.out, r.err);
     CHECK(r.exit_code == 0);
@@ -197,17 +210,13 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("10% slower rounds: regression, exit 1, change close to +0.10") {
     TempDir dir;
-    auto base = write_results(dir.file("base"),
-                              {with_rounds("fib", round_times(1000, 20, 1))});
-    auto head = write_results(dir.file("head"),
-                              {with_rounds("fib", round_times(1100, 20, 50))});
+    auto [base, head] = write_fib(dir, 1000, 1100, 20, 50);
     auto report = compare_json(base, head, 1);
-    const json* b = find_benchmark(report, "fib");
-    REQUIRE(b != nullptr);
-    CHECK((*b)["verdict"] == "regression");
-    CHECK((*b)["change"].get<double>() == doctest::Approx(0.10).epsilon(0.02));
-    CHECK((*b)["ci_low"].get<double>() > 0);
-    CHECK((*b)["p_value"].get<double>() < 0.05);
+    const json& b = benchmark_named(report, "fib");
+    CHECK(b["verdict"] == "regression");
+    CHECK(b["change"].get<double>() == doctest::Approx(0.10).epsilon(0.02));
+    CHECK(b["ci_low"].get<double>() > 0);
+    CHECK(b["p_value"].get<double>() < 0.05);
     CHECK(file_exists(head + "/compare/compare.json"));
     CHECK(file_exists(head + "/compare/compare.md"));
     auto md = run_compare({"--format", "markdown", base, head});
@@ -217,10 +226,9 @@ TEST_SUITE("e2e") {
 
     // The reverse: an improvement, exit 0.
     auto reverse = compare_json(head, base, 0, {"--out", dir.file("rev")});
-    const json* i = find_benchmark(reverse, "fib");
-    REQUIRE(i != nullptr);
-    CHECK((*i)["verdict"] == "improvement");
-    CHECK((*i)["change"].get<double>() < -0.07);
+    const json& i = benchmark_named(reverse, "fib");
+    CHECK(i["verdict"] == "improvement");
+    CHECK(i["change"].get<double>() < -0.07);
     CHECK(file_exists(dir.file("rev/compare.json")));
   }
 
@@ -233,15 +241,13 @@ TEST_SUITE("e2e") {
         write_results(dir.file("head"), {summary_only("slow", 1100, 10, 20),
                                          summary_only("same", 500.5, 10, 20)});
     auto report = compare_json(base, head, 1);
-    const json* slow = find_benchmark(report, "slow");
-    const json* same = find_benchmark(report, "same");
-    REQUIRE(slow != nullptr);
-    REQUIRE(same != nullptr);
-    CHECK((*slow)["test"] == "welch-t");
-    CHECK((*slow)["verdict"] == "regression");
-    CHECK((*slow)["change"].get<double>() == doctest::Approx(0.10));
-    CHECK((*same)["test"] == "welch-t");
-    CHECK((*same)["verdict"] == "unchanged");
+    const json& slow = benchmark_named(report, "slow");
+    const json& same = benchmark_named(report, "same");
+    CHECK(slow["test"] == "welch-t");
+    CHECK(slow["verdict"] == "regression");
+    CHECK(slow["change"].get<double>() == doctest::Approx(0.10));
+    CHECK(same["test"] == "welch-t");
+    CHECK(same["verdict"] == "unchanged");
     CHECK(report["benchmarks"][0]["name"] == "slow");  // regressions first
   }
 
@@ -261,15 +267,13 @@ TEST_SUITE("e2e") {
     write_markers(dir.file("head"),
                   {{uri_of("a"), ns(50000, 40)}, {uri_of("b"), ns(88000, 60)}});
     auto report = compare_json(dir.file("base"), dir.file("head"), 1);
-    const json* a = find_benchmark(report, "a");
-    const json* b = find_benchmark(report, "b");
-    REQUIRE(a != nullptr);
-    REQUIRE(b != nullptr);
-    CHECK((*a)["verdict"] == "unchanged");
-    CHECK((*b)["verdict"] == "regression");
-    CHECK((*b)["change"].get<double>() == doctest::Approx(0.10).epsilon(0.02));
-    CHECK((*b)["head"]["rounds"] == 12);
-    CHECK((*a)["base"]["median_ns"].get<double>() ==
+    const json& a = benchmark_named(report, "a");
+    const json& b = benchmark_named(report, "b");
+    CHECK(a["verdict"] == "unchanged");
+    CHECK(b["verdict"] == "regression");
+    CHECK(b["change"].get<double>() == doctest::Approx(0.10).epsilon(0.02));
+    CHECK(b["head"]["rounds"] == 12);
+    CHECK(a["base"]["median_ns"].get<double>() ==
           doctest::Approx(50000).epsilon(0.02));
 
     // Results without round arrays whose round count matches the markers:
@@ -279,10 +283,9 @@ TEST_SUITE("e2e") {
       write_results(dir.file(side), {summary_only("a", 500, 5, 12)});
     }
     auto divided = compare_json(dir.file("base2"), dir.file("head2"), 0);
-    const json* d = find_benchmark(divided, "a");
-    REQUIRE(d != nullptr);
-    CHECK((*d)["test"] == "mann-whitney-u");
-    CHECK((*d)["base"]["median_ns"].get<double>() ==
+    const json& d = benchmark_named(divided, "a");
+    CHECK(d["test"] == "mann-whitney-u");
+    CHECK(d["base"]["median_ns"].get<double>() ==
           doctest::Approx(500).epsilon(0.02));
   }
 
@@ -309,10 +312,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("--format json has every documented member") {
     TempDir dir;
-    auto base = write_results(dir.file("base"),
-                              {with_rounds("fib", round_times(1000, 10, 1))});
-    auto head = write_results(dir.file("head"),
-                              {with_rounds("fib", round_times(1000, 10, 7))});
+    auto [base, head] = write_fib(dir, 1000, 1000, 10, 7);
     auto report = compare_json(base, head, 0);
     for (const char* member :
          {"base", "head", "settings", "benchmarks", "added", "removed", "noise",
@@ -417,17 +417,13 @@ TEST_SUITE("e2e") {
       CHECK(b["verdict"] == "inconclusive");
       CHECK_FALSE(b["reason"].get<std::string>().empty());
     }
-    const json* one = find_benchmark(report, "one");
-    REQUIRE(one != nullptr);
-    CHECK((*one)["base"]["rounds"] == 1);
+    const json& one = benchmark_named(report, "one");
+    CHECK(one["base"]["rounds"] == 1);
   }
 
   TEST_CASE("the compare folder: a symlink or another user's is refused") {
     TempDir dir;
-    auto base = write_results(dir.file("base"),
-                              {with_rounds("fib", round_times(1000, 10, 1))});
-    auto head = write_results(dir.file("head"),
-                              {with_rounds("fib", round_times(1000, 10, 2))});
+    auto [base, head] = write_fib(dir, 1000, 1000, 10, 2);
     std::filesystem::create_directories(dir.file("elsewhere"));
     REQUIRE(::symlink(dir.file("elsewhere").c_str(),
                       (head + "/compare").c_str()) == 0);
