@@ -456,11 +456,11 @@ TEST_SUITE("e2e") {
     const std::vector<std::string> env = {"RUNNER_EXEC_HARNESS=" +
                                           binary("EXEC_HARNESS_BIN")};
     for (const auto& [side, ms] : {std::pair{"base", "30"}, {"head", "33"}}) {
-      auto r =
-          run_process(runner_argv("exec", dir.file(side), dir.path(),
-                                  {"--warmup-time", "0", "--max-rounds", "8"},
-                                  {binary("SPINNER_BIN"), ms}),
-                      env);
+      auto r = run_process(runner_argv("exec", dir.file(side), dir.path(),
+                                       {"--name", "spin", "--warmup-time", "0",
+                                        "--max-rounds", "8"},
+                                       {binary("SPINNER_BIN"), ms}),
+                           env);
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
     }
