@@ -449,6 +449,29 @@ TEST_SUITE("e2e") {
     CHECK(theirs.err.find("owned by uid 65534") != std::string::npos);
   }
 
+  TEST_CASE("--paired: two shell commands from the command line") {
+    TempDir dir;
+    auto r = run_compare({"--paired", "--pairs", "6", "--warmup-pairs", "0",
+                          "--format", "json", "--out", dir.file("out"),
+                          "sleep 0.001", "sleep 0.001"});
+    INFO(r.out, r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    auto report = json::parse(r.out);
+    CHECK(report["settings"]["paired"] == true);
+    CHECK(report["base"]["command"] == "sleep 0.001");
+    REQUIRE(report["benchmarks"].size() == 1);
+    CHECK(report["benchmarks"][0]["test"] == "wilcoxon-signed-rank");
+    CHECK(report["benchmarks"][0]["head"]["rounds"] == 6);
+    CHECK(read_json_file(dir.file("out/compare.json")) == report);
+
+    auto failing = run_compare({"--paired", "--pairs", "6", "exit 3", "true"});
+    CHECK(failing.exit_code == 2);
+    // A progress line, then the error in one line.
+    CHECK(failing.err.find("runner compare: paired mode: base command 'exit "
+                           "3'") != std::string::npos);
+    CHECK(failing.err.find("exited with code 3\n") != std::string::npos);
+  }
+
   TEST_CASE(
       "two runner exec profiles: a differential flamegraph, top functions") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
