@@ -170,3 +170,32 @@ TEST_CASE("samples: errors name the side, the folder and the cause") {
   REQUIRE(linked);
   CHECK(linked->benchmarks.size() == 1);
 }
+
+TEST_CASE(
+    "samples: round arrays first; a summary-only folder pools as "
+    "summaries") {
+  TempDir dir;
+  auto rounds = summary("r", 0, 3);
+  rounds.times_per_round_ns = {1000, 2400, 3000};
+  rounds.iters_per_round = {10, 20, 30};
+  write_markers(dir.file("a"), {{rounds.uri, {7, 7, 7}}});  // not used
+  write_results(dir.file("a"), {rounds});
+  auto side = compare::load_side("base", {dir.file("a")});
+  REQUIRE(side);
+  const auto* r = find(*side, rounds.uri);
+  REQUIRE(r != nullptr);
+  CHECK(r->samples.source == format::SampleSource::kRounds);
+  CHECK(r->samples.times_ns == std::vector<double>{100, 120, 100});
+
+  write_results(dir.file("b"), {summary("r", 130, 3)});
+  auto mixed = compare::load_side("base", {dir.file("a"), dir.file("b")});
+  REQUIRE(mixed);
+  const auto* m = find(*mixed, rounds.uri);
+  REQUIRE(m != nullptr);
+  CHECK(m->samples.source == format::SampleSource::kSummary);
+  REQUIRE(m->samples.summary);
+  CHECK(m->samples.summary->rounds == 6);
+  CHECK(m->samples.summary->mean_ns == doctest::Approx((320.0 / 3 + 130) / 2));
+  CHECK(m->folder_medians_ns == std::vector<double>{100, 130});
+  CHECK_FALSE(mixed->warnings.empty());
+}
