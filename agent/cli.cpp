@@ -21,6 +21,8 @@ int run_main(int argc, char** argv) {
         return exec_command(std::move(line.run), line.exec);
       case Command::kReport:
         return report_command(std::move(line.report));
+      case Command::kCompare:
+        return compare_command(line.compare);
       case Command::kDoctor:
         return doctor_command();
       case Command::kNone:

@@ -166,6 +166,10 @@ int report_command(report::ReportOptions options) {
   return result->exit_code;
 }
 
+int compare_command(const compare::CompareOptions& options) {
+  return compare::run_compare(options, std::cout, std::cerr);
+}
+
 int doctor_command() {
   profiler::ProbeReport report = profiler::probe_system();
   std::string text = profiler::format_probe_report(report);

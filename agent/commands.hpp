@@ -4,6 +4,7 @@
 #pragma once
 
 #include "agent/session.hpp"
+#include "compare/compare.hpp"
 #include "format/format.hpp"
 #include "report/report.hpp"
 
@@ -14,6 +15,7 @@ int run_command(const RunOptions& options);
 // of runner.yml / codspeed.yml in the working directory).
 int exec_command(RunOptions options, const format::ExecTarget& target);
 int report_command(report::ReportOptions options);
+int compare_command(const compare::CompareOptions& options);
 int doctor_command();
 
 }  // namespace runner::agent

@@ -1,6 +1,8 @@
 #include "agent/options.hpp"
 
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 
@@ -33,9 +35,22 @@ constexpr std::array<Named<report::ReportOptions::Format>, 3> kFormats{{
     {"speedscope", report::ReportOptions::Format::kSpeedscope},
 }};
 
+constexpr std::array<Named<compare::OutputFormat>, 3> kCompareFormats{{
+    {"text", compare::OutputFormat::kText},
+    {"markdown", compare::OutputFormat::kMarkdown},
+    {"json", compare::OutputFormat::kJson},
+}};
+
+constexpr std::array<Named<format::Correction>, 3> kCorrections{{
+    {"holm", format::Correction::kHolm},
+    {"bh", format::Correction::kBenjaminiHochberg},
+    {"none", format::Correction::kNone},
+}};
+
 constexpr uint32_t kMaxFrequency = 100000;
 constexpr auto kMaxKillAfter = std::chrono::hours(1);
 constexpr uint64_t kMaxTop = 10000;
+constexpr uint64_t kMaxPairs = 1000000;
 
 // "a, b or c".
 template <typename E, size_t N>
@@ -226,6 +241,58 @@ void add_exec(CLI::App& app, CommandLine& out) {
   add_profile_options(*exec, out.run);
 }
 
+base::Result<unsigned> parse_top(const std::string& text) {
+  auto n = format::parse_count(text, "number");
+  if (n && *n >= 1 && *n <= kMaxTop) return static_cast<unsigned>(*n);
+  return base::Error("'" + text + "' is not allowed: expected 1.." +
+                     std::to_string(kMaxTop));
+}
+
+// A count in [min, kMaxPairs].
+auto pair_count_parser(uint64_t min) {
+  return [min](const std::string& text) -> base::Result<uint64_t> {
+    auto n = format::parse_count(text, "number");
+    if (n && *n >= min && *n <= kMaxPairs) return *n;
+    return base::Error("'" + text + "' is not allowed: expected " +
+                       std::to_string(min) + ".." + std::to_string(kMaxPairs));
+  };
+}
+
+// A plain decimal number (no sign, no exponent, no "inf"/"nan"), followed
+// by `suffix` when given.
+std::optional<double> parse_plain_number(std::string_view text) {
+  if (text.empty() ||
+      text.find_first_not_of("0123456789.") != std::string_view::npos)
+    return std::nullopt;
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(),
+                                   value, std::chars_format::fixed);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+// --threshold: a percentage "5", "5%" or "2.5", 0 < PCT < 100, as a
+// fraction.
+base::Result<double> parse_threshold(const std::string& text) {
+  std::string_view number = text;
+  if (number.ends_with('%')) number.remove_suffix(1);
+  auto value = parse_plain_number(number);
+  if (value && *value > 0 && *value < 100) return *value / 100;
+  return base::Error("'" + text +
+                     "' is not allowed: expected a percentage between 0 and "
+                     "100 (exclusive), e.g. 5, 5% or 2.5");
+}
+
+base::Result<double> parse_alpha(const std::string& text) {
+  auto value = parse_plain_number(text);
+  if (value && *value > 0 && *value < 1) return *value;
+  return base::Error("'" + text +
+                     "' is not allowed: expected a number between 0 and 1 "
+                     "(exclusive), e.g. 0.05");
+}
+
 void add_report(CLI::App& app, CommandLine& out) {
   CLI::App* report = add_command(
       app, "report",
@@ -248,15 +315,103 @@ void add_report(CLI::App& app, CommandLine& out) {
                   "(print samples like perf script) or speedscope (also "
                   "write report/profile.speedscope.json for the speedscope "
                   "viewer)");
-  add_parsed_option(
-      *report, "--top", options.top,
-      [](const std::string& text) -> base::Result<unsigned> {
-        auto n = format::parse_count(text, "number");
-        if (n && *n >= 1 && *n <= kMaxTop) return static_cast<unsigned>(*n);
-        return base::Error("'" + text + "' is not allowed: expected 1.." +
-                           std::to_string(kMaxTop));
-      },
-      "N", "Functions per benchmark in the summary (default 10)");
+  add_parsed_option(*report, "--top", options.top, parse_top, "N",
+                    "Functions per benchmark in the summary (default 10)");
+}
+
+constexpr const char* kCompareDescription =
+    "Compares two sides, BASE and HEAD, benchmark by benchmark (matched by "
+    "URI):\na verdict (regression, improvement, unchanged or inconclusive), "
+    "the change\nhead/base - 1 with its 95% confidence interval, and the "
+    "p-value. A side is\none or more profile folders (several: repeated runs "
+    "of one commit, pooled,\nwith their run-to-run spread reported); a "
+    "folder with only results/*.json\nworks too. Writes compare.json, "
+    "compare.md and, per benchmark profiled on\nboth sides, a differential "
+    "flamegraph <name>.diff.svg into --out.";
+
+constexpr const char* kCompareFooter =
+    "Data per benchmark, best first: the round arrays of results/*.json, the\n"
+    "RoundStart/RoundEnd markers of ExecutionTimestamps.msgpack, the summary\n"
+    "stats. Raw rounds: Mann-Whitney U test and Hodges-Lehmann shift; "
+    "summary\nstats only: Welch's t-test. Fewer than 6 rounds on a side: "
+    "inconclusive.\nRegression: significant at --alpha (after --correction), "
+    "change above\n--threshold and the confidence interval above zero.\n"
+    "\n"
+    "Paired mode (--paired): BASE and HEAD are shell commands (/bin/sh -c), "
+    "run\nalternately in ABBA order (A B B A, A B B A, ...) for "
+    "--warmup-pairs +\n--pairs pairs, each run timed; the pairs' differences "
+    "are tested with\nWilcoxon's signed-rank test, so slow machine drift "
+    "hits both sides equally:\n"
+    "  runner compare --paired --pairs 30 './bench-old --quick' "
+    "'./bench-new --quick'\n"
+    "\n"
+    "Exit status: 0 no benchmark regressed, 1 at least one regressed, 2 bad "
+    "input\n(missing folder, no results, unreadable JSON) or an output that "
+    "could not be\nwritten.";
+
+// BASE HEAD, --base/--head, --out, --format.
+void add_compare_sides(CLI::App& sub, CommandLine& out) {
+  compare::CompareOptions& options = out.compare;
+  sub.add_option("BASE", out.compare_base,
+                 "The base: a profile folder (--paired: a shell command)");
+  sub.add_option("HEAD", out.compare_head,
+                 "The head: a profile folder (--paired: a shell command)");
+  sub.add_option("--base", options.base,
+                 "One more base folder (repeatable): repeated runs are pooled "
+                 "and their spread reported")
+      ->type_name("DIR")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--head", options.head,
+                 "One more head folder (repeatable), like --base")
+      ->type_name("DIR")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--out", options.out_dir,
+                 "Where compare.json, compare.md and the *.diff.svg go "
+                 "(default: HEAD/compare; --paired: nothing written unless "
+                 "given); created if missing, refused if a symbolic link or "
+                 "another user's")
+      ->type_name("DIR");
+  add_enum_option(sub, "--format", options.format, kCompareFormats,
+                  "What is printed: text (default: aligned columns), markdown "
+                  "(compare.md, for a pull request or $GITHUB_STEP_SUMMARY) "
+                  "or json (compare.json)");
+}
+
+// --threshold, --alpha, --correction, --top, and the paired mode.
+void add_compare_settings(CLI::App& sub, compare::CompareOptions& options) {
+  format::CompareSettings& settings = options.settings;
+  add_parsed_option(sub, "--threshold", settings.threshold, parse_threshold,
+                    "PCT",
+                    "Smallest change that counts, in percent, 0 < PCT < 100: "
+                    "5, 5% or 2.5 (default 5)");
+  add_parsed_option(sub, "--alpha", settings.alpha, parse_alpha, "A",
+                    "Significance level, 0 < A < 1 (default 0.05)");
+  add_enum_option(sub, "--correction", settings.correction, kCorrections,
+                  "Control of false alarms across benchmarks: holm "
+                  "(Holm–Bonferroni, default; controls the family-wise error "
+                  "rate, the chance of any false alarm), bh "
+                  "(Benjamini–Hochberg; controls the false discovery rate, "
+                  "the expected share of false alarms among the flagged) or "
+                  "none");
+  add_parsed_option(sub, "--top", options.top, parse_top, "N",
+                    "Functions per benchmark by change of self-time share "
+                    "(default 10)");
+  sub.add_flag("--paired", settings.paired,
+               "BASE and HEAD are shell commands, timed in ABBA order (see "
+               "below)");
+  add_parsed_option(sub, "--pairs", options.pairs, pair_count_parser(1), "N",
+                    "--paired: measured pairs (default 20)");
+  add_parsed_option(sub, "--warmup-pairs", options.warmup_pairs,
+                    pair_count_parser(0), "N",
+                    "--paired: pairs run first and not measured (default 1)");
+}
+
+void add_compare(CLI::App& app, CommandLine& out) {
+  CLI::App* sub =
+      add_command(app, "compare", kCompareDescription, Command::kCompare, out);
+  sub->footer(kCompareFooter);
+  add_compare_sides(*sub, out);
+  add_compare_settings(*sub, out.compare);
 }
 
 void add_doctor(CLI::App& app, CommandLine& out) {
@@ -281,6 +436,27 @@ std::optional<int> usage_error(const CLI::App* sub, const std::string& what) {
   return 2;
 }
 
+// BASE and HEAD go first in their side's list; both sides must be given
+// (in paired mode, one command each).
+std::optional<int> finish_compare(const CLI::App& sub, CommandLine& out) {
+  compare::CompareOptions& options = out.compare;
+  if (!out.compare_base.empty())
+    options.base.insert(options.base.begin(), out.compare_base);
+  if (!out.compare_head.empty())
+    options.head.insert(options.head.begin(), out.compare_head);
+  if (options.base.empty() || options.head.empty())
+    return usage_error(&sub, std::string("missing ") +
+                                 (options.base.empty() ? "BASE" : "HEAD") +
+                                 " (usage: runner compare [OPTIONS] BASE "
+                                 "HEAD)");
+  if (options.settings.paired &&
+      (options.base.size() != 1 || options.head.size() != 1))
+    return usage_error(&sub,
+                       "--paired takes one command per side: runner compare "
+                       "--paired 'BASE COMMAND' 'HEAD COMMAND'");
+  return std::nullopt;
+}
+
 // What CLI11 left over: a prefix command's COMMAND, else unknown options and
 // unexpected arguments. What follows `--` after a command is handed to the
 // top level (the command has no positionals of its own).
@@ -298,6 +474,7 @@ std::optional<int> take_rest(CLI::App& app, CLI::App& sub, CommandLine& out) {
     return usage_error(&sub, "unexpected argument '" + rest[0] + "'");
   if (out.command == Command::kRun) out.run.command = rest;
   if (out.command == Command::kExec) out.exec.command = rest;
+  if (out.command == Command::kCompare) return finish_compare(sub, out);
   return std::nullopt;
 }
 
@@ -323,6 +500,7 @@ std::unique_ptr<CLI::App> make_app(CommandLine& out) {
   add_run(*app, out);
   add_exec(*app, out);
   add_report(*app, out);
+  add_compare(*app, out);
   add_doctor(*app, out);
   // After the commands, which would inherit it.
   app->footer(

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agent/session.hpp"
+#include "compare/compare.hpp"
 #include "format/format.hpp"
 #include "report/report.hpp"
 
@@ -17,7 +18,7 @@
 
 namespace runner::agent {
 
-enum class Command { kNone, kRun, kExec, kReport, kDoctor };
+enum class Command { kNone, kRun, kExec, kReport, kCompare, kDoctor };
 
 // What the command line asked for; the options not given keep their
 // defaults.
@@ -29,6 +30,11 @@ struct CommandLine {
   // (empty: the benchmarks of runner.yml).
   format::ExecTarget exec;
   report::ReportOptions report;  // folder empty: the newest in "."
+  // compare: BASE first in compare.base, then the --base folders (the same
+  // for HEAD).
+  compare::CompareOptions compare;
+  // compare's positionals, merged into `compare` after parsing.
+  std::string compare_base, compare_head;
 };
 
 // The application with every subcommand declared and bound to `out`

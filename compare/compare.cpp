@@ -1,0 +1,295 @@
+#include "compare/compare.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "base/base.hpp"
+#include "compare/paired.hpp"
+#include "compare/render.hpp"
+#include "compare/samples.hpp"
+#include "compare/verdict.hpp"
+#include "report/report.hpp"
+
+namespace runner::compare {
+namespace {
+
+using format::BenchmarkComparison;
+using format::Verdict;
+
+constexpr std::string_view kCompareDir = "compare";
+constexpr std::string_view kJsonFile = "compare.json";
+constexpr std::string_view kMarkdownFile = "compare.md";
+constexpr std::string_view kDiffSuffix = ".diff.svg";
+constexpr size_t kMaxStem = 100;
+
+using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
+
+BenchmarkComparison compare_one(const BenchmarkSamples& base,
+                                const BenchmarkSamples& head,
+                                const format::CompareSettings& settings) {
+  BenchmarkComparison c =
+      compare_benchmark(base.samples, head.samples, settings);
+  c.uri = head.uri;
+  c.name = head.name;
+  c.base.folders = base.samples.folders;
+  c.base.source = base.samples.source;
+  c.head.folders = head.samples.folders;
+  c.head.source = head.samples.source;
+  return c;
+}
+
+int verdict_rank(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kRegression:
+      return 0;
+    case Verdict::kImprovement:
+      return 1;
+    case Verdict::kUnchanged:
+      return 2;
+    case Verdict::kInconclusive:
+      break;
+  }
+  return 3;
+}
+
+// Regressions, improvements, unchanged, inconclusive; by |change| (largest
+// first, none last), then by name.
+void sort_benchmarks(std::vector<BenchmarkComparison>& benchmarks) {
+  auto magnitude = [](const BenchmarkComparison& c) {
+    return c.change && std::isfinite(*c.change) ? std::fabs(*c.change) : -1.0;
+  };
+  std::stable_sort(
+      benchmarks.begin(), benchmarks.end(),
+      [&](const BenchmarkComparison& a, const BenchmarkComparison& b) {
+        int ra = verdict_rank(a.verdict), rb = verdict_rank(b.verdict);
+        if (ra != rb) return ra < rb;
+        double ma = magnitude(a), mb = magnitude(b);
+        if (ma != mb) return ma > mb;
+        return a.name < b.name;
+      });
+}
+
+// The run-to-run spread of each benchmark found in several folders of a
+// side.
+void add_noise(const LoadedSide& side, const std::string& name,
+               std::vector<format::NoiseEntry>& out) {
+  for (const auto& b : side.benchmarks) {
+    if (b.folder_medians_ns.size() < 2) continue;
+    format::NoiseEntry entry;
+    entry.side = name;
+    entry.uri = b.uri;
+    entry.name = b.name;
+    entry.medians_ns = b.folder_medians_ns;
+    entry.spread = relative_spread(b.folder_medians_ns);
+    out.push_back(std::move(entry));
+  }
+}
+
+// Matches by URI, compares, corrects and sorts.
+format::CompareReport build_report(const CompareOptions& options,
+                                   const LoadedSide& base,
+                                   const LoadedSide& head) {
+  format::CompareReport report;
+  report.settings = options.settings;
+  report.base.folders = options.base;
+  report.base.benchmarks = base.benchmarks.size();
+  report.head.folders = options.head;
+  report.head.benchmarks = head.benchmarks.size();
+  std::map<std::string, const BenchmarkSamples*> base_by_uri;
+  for (const auto& b : base.benchmarks) base_by_uri[b.uri] = &b;
+  std::set<std::string> matched;
+  for (const auto& h : head.benchmarks) {
+    auto it = base_by_uri.find(h.uri);
+    if (it == base_by_uri.end()) {
+      report.added.push_back({h.uri, h.name});
+      continue;
+    }
+    matched.insert(h.uri);
+    report.benchmarks.push_back(compare_one(*it->second, h, options.settings));
+  }
+  for (const auto& b : base.benchmarks)
+    if (!matched.contains(b.uri)) report.removed.push_back({b.uri, b.name});
+  apply_verdicts(report.benchmarks, options.settings);
+  sort_benchmarks(report.benchmarks);
+  add_noise(base, "base", report.noise);
+  add_noise(head, "head", report.noise);
+  report.warnings = base.warnings;
+  report.warnings.insert(report.warnings.end(), head.warnings.begin(),
+                         head.warnings.end());
+  return report;
+}
+
+// Every benchmark's stacks over the folders of a side (a folder without
+// perf.pipedata has none; a profile that cannot be read is a warning).
+StacksByUri load_stacks(const std::vector<std::string>& folders,
+                        std::vector<std::string>& warnings) {
+  StacksByUri out;
+  for (const std::string& folder : folders) {
+    if (::access(format::ProfileLayout(folder).pipedata().c_str(), F_OK) != 0)
+      continue;
+    auto loaded = report::load_benchmark_stacks(folder, warnings);
+    if (!loaded) {
+      warnings.push_back(folder +
+                         ": profile not used: " + loaded.error().what());
+      continue;
+    }
+    for (auto& benchmark : *loaded) {
+      auto& stacks = out[benchmark.uri];
+      stacks.insert(stacks.end(),
+                    std::make_move_iterator(benchmark.stacks.begin()),
+                    std::make_move_iterator(benchmark.stacks.end()));
+    }
+  }
+  return out;
+}
+
+// A file name stem for a benchmark: [A-Za-z0-9._-], others '_', unique in
+// `used` ("-2", "-3", ... appended).
+std::string unique_stem(const std::string& name, std::set<std::string>& used) {
+  std::string stem;
+  for (char c : name) {
+    if (stem.size() == kMaxStem) break;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    stem += ok ? c : '_';
+  }
+  if (stem.empty() || stem.front() == '.') stem.insert(0, "_");
+  std::string candidate = stem;
+  for (int n = 2; used.contains(candidate); ++n)
+    candidate = stem + "-" + std::to_string(n);
+  used.insert(candidate);
+  return candidate;
+}
+
+std::string write_error(const std::string& path, const base::Error& error) {
+  return "cannot write " + path + ": " + error.what();
+}
+
+// Per benchmark with stacks on both sides: the top functions, and the
+// differential flamegraph when there is a folder to write it in.
+void add_profiles(format::CompareReport& report, const CompareOptions& options,
+                  const std::string& out_dir,
+                  std::vector<std::string>& errors) {
+  StacksByUri base = load_stacks(options.base, report.warnings);
+  if (base.empty()) return;
+  StacksByUri head = load_stacks(options.head, report.warnings);
+  std::set<std::string> used;
+  for (auto& c : report.benchmarks) {
+    auto b = base.find(c.uri), h = head.find(c.uri);
+    if (b == base.end() || h == head.end() || b->second.empty() ||
+        h->second.empty())
+      continue;
+    c.top_functions =
+        report::self_share_changes(b->second, h->second, options.top);
+    if (out_dir.empty()) continue;
+    std::string file = unique_stem(c.name, used) + std::string(kDiffSuffix);
+    std::string path = out_dir + "/" + file;
+    auto written = base::write_file_atomic(
+        path, report::render_diff_flamegraph(c.name, b->second, h->second));
+    if (written)
+      c.diff_flamegraph = file;
+    else
+      errors.push_back(write_error(path, written.error()));
+  }
+}
+
+// The compare folder: created if missing; a symlink, a non-directory or a
+// folder of another user is refused.
+std::string prepare_out_dir(const CompareOptions& options,
+                            std::vector<std::string>& errors) {
+  std::string dir = options.out_dir;
+  if (dir.empty() && !options.settings.paired)
+    dir = options.head.front() + "/" + std::string(kCompareDir);
+  if (dir.empty()) return dir;
+  auto prepared = base::prepare_private_directory(dir);
+  if (prepared) return dir;
+  errors.push_back("output folder: " + prepared.error().what());
+  return "";
+}
+
+void write_outputs(const format::CompareReport& report,
+                   const std::string& out_dir,
+                   std::vector<std::string>& errors) {
+  if (out_dir.empty()) return;
+  for (const auto& [name, data] :
+       {std::pair{kJsonFile, format::write_compare_report(report)},
+        std::pair{kMarkdownFile, render_markdown(report)}}) {
+    std::string path = out_dir + "/" + std::string(name);
+    auto written = base::write_file_atomic(path, data);
+    if (!written) errors.push_back(write_error(path, written.error()));
+  }
+}
+
+std::string render(const format::CompareReport& report, OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kMarkdown:
+      return render_markdown(report);
+    case OutputFormat::kJson:
+      return format::write_compare_report(report);
+    case OutputFormat::kText:
+      break;
+  }
+  return render_text(report);
+}
+
+// Prints the report, then the errors (one line each); the exit code.
+int finish(const format::CompareReport& report, const CompareOptions& options,
+           const std::vector<std::string>& errors, std::ostream& out,
+           std::ostream& err) {
+  out << render(report, options.format);
+  out.flush();
+  for (const std::string& error : errors)
+    err << "runner compare: " << error << "\n";
+  if (!errors.empty()) return 2;
+  bool regressed = std::any_of(
+      report.benchmarks.begin(), report.benchmarks.end(),
+      [](const auto& c) { return c.verdict == Verdict::kRegression; });
+  return regressed ? 1 : 0;
+}
+
+int run_paired_mode(const CompareOptions& options, std::ostream& out,
+                    std::ostream& err) {
+  auto report = run_paired(options, err);
+  if (!report) {
+    err << "runner compare: " << report.error().what() << "\n";
+    return 2;
+  }
+  std::vector<std::string> errors;
+  std::string out_dir = prepare_out_dir(options, errors);
+  write_outputs(*report, out_dir, errors);
+  return finish(*report, options, errors, out, err);
+}
+
+}  // namespace
+
+int run_compare(const CompareOptions& options, std::ostream& out,
+                std::ostream& err) {
+  if (options.base.empty() || options.head.empty()) {
+    err << "runner compare: missing "
+        << (options.base.empty() ? "BASE" : "HEAD") << "\n";
+    return 2;
+  }
+  if (options.settings.paired) return run_paired_mode(options, out, err);
+  auto base = load_side("base", options.base);
+  if (!base) {
+    err << "runner compare: " << base.error().what() << "\n";
+    return 2;
+  }
+  auto head = load_side("head", options.head);
+  if (!head) {
+    err << "runner compare: " << head.error().what() << "\n";
+    return 2;
+  }
+  format::CompareReport report = build_report(options, *base, *head);
+  std::vector<std::string> errors;
+  std::string out_dir = prepare_out_dir(options, errors);
+  add_profiles(report, options, out_dir, errors);
+  write_outputs(report, out_dir, errors);
+  return finish(report, options, errors, out, err);
+}
+
+}  // namespace runner::compare

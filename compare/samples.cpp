@@ -1,0 +1,430 @@
+#include "compare/samples.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+namespace runner::compare {
+namespace {
+
+namespace fs = std::filesystem;
+using format::SampleSource;
+
+constexpr uint64_t kMaxResultsFile = uint64_t{64} << 20;
+constexpr uint64_t kMaxTimestampsFile = uint64_t{256} << 20;
+
+// What one folder says about one benchmark.
+struct FolderBenchmark {
+  std::string uri, name;
+  std::vector<format::BenchmarkResult> results;  // entries of results/*.json
+  std::vector<uint64_t> marker_rounds_ns;        // round durations
+  // The chosen data: raw per-iteration times (source kRounds or kMarkers)
+  // or the summary.
+  std::vector<double> times_ns;
+  std::optional<format::BenchmarkStats> summary;
+  SampleSource source = SampleSource::kSummary;
+};
+
+// A folder's benchmarks by URI, in order of first appearance.
+struct FolderData {
+  std::vector<FolderBenchmark> benchmarks;
+  std::map<std::string, size_t> index;
+
+  FolderBenchmark& get(const std::string& uri) {
+    auto [it, added] = index.emplace(uri, benchmarks.size());
+    if (added) {
+      benchmarks.emplace_back();
+      benchmarks.back().uri = uri;
+    }
+    return benchmarks[it->second];
+  }
+};
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Linear interpolation between closest ranks (values sorted).
+double quantile_of(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  auto lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] +
+         (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// The last "::" part of a URI: the name of a benchmark known only from
+// markers.
+std::string name_from_uri(const std::string& uri) {
+  size_t at = uri.rfind("::");
+  return at == std::string::npos ? uri : uri.substr(at + 2);
+}
+
+base::Status check_directory(const std::string& folder) {
+  struct stat st {};
+  if (::stat(folder.c_str(), &st) != 0)
+    return errno == ENOENT ? base::Error("no such directory")
+                           : base::errno_error("stat");
+  if (!S_ISDIR(st.st_mode)) return base::Error("not a directory");
+  return {};
+}
+
+// The regular files results/*.json, by name; none when results/ is absent.
+base::Result<std::vector<std::string>> results_files(
+    const format::ProfileLayout& layout) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  auto status = fs::symlink_status(layout.results_dir(), ec);
+  if (ec || status.type() == fs::file_type::not_found) return files;
+  if (status.type() != fs::file_type::directory)
+    return base::Error("results is not a directory");
+  for (fs::directory_iterator it(layout.results_dir(), ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const fs::path& path = it->path();
+    if (path.extension() == ".json" && it->is_regular_file(ec) &&
+        !it->is_symlink(ec))
+      files.push_back(path.filename().string());
+  }
+  if (ec) return base::Error("results: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Every benchmark of results/*.json into `data`; the number of files read.
+base::Result<size_t> read_results(const format::ProfileLayout& layout,
+                                  FolderData& data) {
+  auto files = results_files(layout);
+  if (!files) return std::move(files.error());
+  for (const std::string& file : *files) {
+    const std::string rel =
+        std::string(format::ProfileLayout::kResultsDir) + "/" + file;
+    base::ReadOptions options;
+    options.max_size = kMaxResultsFile;
+    RUNNER_ASSIGN_OR_RETURN(
+        std::string text, base::read_file(layout.folder() + "/" + rel, options),
+        rel);
+    RUNNER_ASSIGN_OR_RETURN(format::WalltimeResults results,
+                            format::read_walltime_results(text), rel);
+    for (auto& result : results.benchmarks) {
+      FolderBenchmark& b = data.get(result.uri);
+      if (b.name.empty()) b.name = result.name;
+      b.results.push_back(std::move(result));
+    }
+  }
+  return files->size();
+}
+
+// ExecutionTimestamps.msgpack when present and readable (else a warning).
+std::optional<format::ExecutionTimestamps> read_timestamps(
+    const format::ProfileLayout& layout, std::vector<std::string>& warnings) {
+  base::ReadOptions options;
+  options.max_size = kMaxTimestampsFile;
+  auto bytes = base::read_file(layout.execution_timestamps(), options);
+  if (!bytes) {
+    if (bytes.error().code() != ENOENT)
+      warnings.push_back(bytes.error().what() + ": markers not used");
+    return std::nullopt;
+  }
+  std::vector<std::string> notes;
+  auto decoded = format::read_execution_timestamps(*bytes, notes);
+  for (auto& note : notes) warnings.push_back(layout.folder() + ": " + note);
+  if (!decoded) {
+    warnings.push_back(layout.folder() + ": " + decoded.error().what() +
+                       ": markers not used");
+    return std::nullopt;
+  }
+  if (!decoded->has_value()) return format::ExecutionTimestamps{};
+  return std::move(**decoded);
+}
+
+bool is_round_start(const std::string& kind) {
+  return kind == "RoundStart" || kind == "BenchmarkStart";
+}
+bool is_round_end(const std::string& kind) {
+  return kind == "RoundEnd" || kind == "BenchmarkEnd";
+}
+
+// Start/End pairs in arrival order (an End without its Start, or before
+// it, is skipped).
+std::vector<std::pair<uint64_t, uint64_t>> round_intervals(
+    const std::vector<format::Marker>& markers) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  bool open = false;
+  uint64_t start = 0;
+  for (const auto& marker : markers) {
+    if (is_round_start(marker.kind)) {
+      open = true;
+      start = marker.timestamp;
+    }
+    if (!is_round_end(marker.kind)) continue;
+    if (open && start <= marker.timestamp)
+      out.emplace_back(start, marker.timestamp);
+    open = false;
+  }
+  return out;
+}
+
+// Each URI's rounds: the pairs after the previous URI's timestamp and not
+// after its own.
+void assign_marker_rounds(const format::ExecutionTimestamps& ts,
+                          FolderData& data) {
+  auto uris = ts.uri_by_ts;
+  std::stable_sort(uris.begin(), uris.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  });
+  const auto intervals = round_intervals(ts.markers);
+  uint64_t previous = 0;
+  for (const auto& [when, uri] : uris) {
+    std::vector<uint64_t> rounds;
+    for (const auto& [start, end] : intervals)
+      if (start >= previous && end <= when) rounds.push_back(end - start);
+    previous = when;
+    if (rounds.empty() && !data.index.contains(uri)) continue;
+    auto& target = data.get(uri).marker_rounds_ns;
+    target.insert(target.end(), rounds.begin(), rounds.end());
+  }
+}
+
+// The per-iteration times of a results entry's round arrays; nullopt when
+// absent or malformed (a warning then).
+std::optional<std::vector<double>> round_times(
+    const format::BenchmarkResult& result, const std::string& where,
+    std::vector<std::string>& warnings) {
+  const auto& times = result.times_per_round_ns;
+  const auto& iters = result.iters_per_round;
+  if (times.empty() && iters.empty()) return std::nullopt;
+  bool valid = times.size() == iters.size() &&
+               std::none_of(iters.begin(), iters.end(),
+                            [](uint64_t n) { return n == 0; });
+  if (!valid) {
+    warnings.push_back(where +
+                       ": times_per_round_ns/iters_per_round differ in length "
+                       "or have a round of 0 iterations: using the summary");
+    return std::nullopt;
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < times.size(); ++i)
+    out.push_back(static_cast<double>(times[i]) /
+                  static_cast<double>(iters[i]));
+  return out;
+}
+
+// (1) the round arrays of every results entry of the benchmark.
+bool choose_rounds(FolderBenchmark& b, const std::string& where,
+                   std::vector<std::string>& warnings) {
+  if (b.results.empty()) return false;
+  std::vector<double> all;
+  for (const auto& result : b.results) {
+    auto times = round_times(result, where, warnings);
+    if (!times) return false;
+    all.insert(all.end(), times->begin(), times->end());
+  }
+  b.times_ns = std::move(all);
+  b.source = SampleSource::kRounds;
+  return true;
+}
+
+// (2) the markers: per round when the benchmark has no results, per
+// iteration when its one results entry agrees on the round count.
+bool choose_markers(FolderBenchmark& b, const std::string& where,
+                    std::vector<std::string>& warnings) {
+  if (b.marker_rounds_ns.empty()) return false;
+  double divisor = 1;
+  if (!b.results.empty()) {
+    const auto& stats = b.results.front().stats;
+    if (b.results.size() != 1 || stats.iter_per_round == 0 ||
+        stats.rounds != b.marker_rounds_ns.size()) {
+      warnings.push_back(
+          where + ": " + std::to_string(b.marker_rounds_ns.size()) +
+          " marker rounds do not match the results (" +
+          std::to_string(stats.rounds) + " rounds): using the summary stats");
+      return false;
+    }
+    divisor = static_cast<double>(stats.iter_per_round);
+  }
+  for (uint64_t ns : b.marker_rounds_ns)
+    b.times_ns.push_back(static_cast<double>(ns) / divisor);
+  b.source = SampleSource::kMarkers;
+  return true;
+}
+
+void choose_data(FolderBenchmark& b, const std::string& folder,
+                 std::vector<std::string>& warnings) {
+  const std::string where = folder + ": " + b.uri;
+  if (choose_rounds(b, where, warnings)) return;
+  if (choose_markers(b, where, warnings)) return;
+  std::vector<format::BenchmarkStats> parts;
+  for (const auto& result : b.results) parts.push_back(result.stats);
+  b.summary = pool_summaries(parts);
+  b.source = SampleSource::kSummary;
+}
+
+base::Result<FolderData> load_folder(const std::string& folder,
+                                     std::vector<std::string>& warnings) {
+  if (auto status = check_directory(folder); !status)
+    return std::move(status.error());
+  format::ProfileLayout layout(folder);
+  FolderData data;
+  auto files = read_results(layout, data);
+  if (!files) return std::move(files.error());
+  auto timestamps = read_timestamps(layout, warnings);
+  if (timestamps) assign_marker_rounds(*timestamps, data);
+  if (data.benchmarks.empty())
+    return base::Error(
+        *files > 0 || timestamps
+            ? "no results (no benchmark in results/*.json, no rounds in "
+              "ExecutionTimestamps.msgpack)"
+            : "no results (no results/*.json, no "
+              "ExecutionTimestamps.msgpack)");
+  for (auto& b : data.benchmarks) {
+    if (b.name.empty()) b.name = name_from_uri(b.uri);
+    choose_data(b, folder, warnings);
+  }
+  return data;
+}
+
+double folder_median(const FolderBenchmark& b) {
+  return b.times_ns.empty() ? b.summary->median_ns : median_of(b.times_ns);
+}
+
+// Pools one URI's data of several folders: raw rounds when every folder has
+// them, else the summaries (raw folders summarized).
+SideSamples pool_folders(const std::vector<const FolderBenchmark*>& parts,
+                         const std::string& side, const std::string& uri,
+                         std::vector<std::string>& warnings) {
+  SideSamples out;
+  out.folders = parts.size();
+  bool all_raw = std::all_of(parts.begin(), parts.end(),
+                             [](const auto* b) { return !b->summary; });
+  if (all_raw) {
+    out.source = SampleSource::kRounds;
+    for (const auto* b : parts) {
+      out.times_ns.insert(out.times_ns.end(), b->times_ns.begin(),
+                          b->times_ns.end());
+      if (b->source == SampleSource::kMarkers)
+        out.source = SampleSource::kMarkers;
+    }
+    return out;
+  }
+  std::vector<format::BenchmarkStats> summaries;
+  for (const auto* b : parts)
+    summaries.push_back(b->summary ? *b->summary : summarize(b->times_ns));
+  if (std::any_of(parts.begin(), parts.end(),
+                  [](const auto* b) { return !b->summary; }))
+    warnings.push_back(side + " " + uri +
+                       ": some folders have only summary stats: all pooled "
+                       "as summaries");
+  out.summary = pool_summaries(summaries);
+  out.source = SampleSource::kSummary;
+  return out;
+}
+
+LoadedSide pool_side(const std::vector<FolderData>& folders,
+                     const std::string& side,
+                     std::vector<std::string> warnings) {
+  LoadedSide out;
+  std::map<std::string, std::vector<const FolderBenchmark*>> by_uri;
+  std::vector<std::string> order;
+  for (const auto& folder : folders)
+    for (const auto& b : folder.benchmarks) {
+      auto& parts = by_uri[b.uri];
+      if (parts.empty()) order.push_back(b.uri);
+      parts.push_back(&b);
+    }
+  for (const std::string& uri : order) {
+    const auto& parts = by_uri[uri];
+    BenchmarkSamples samples;
+    samples.uri = uri;
+    samples.name = parts.front()->name;
+    samples.samples = pool_folders(parts, side, uri, warnings);
+    for (const auto* b : parts)
+      samples.folder_medians_ns.push_back(folder_median(*b));
+    out.benchmarks.push_back(std::move(samples));
+  }
+  out.warnings = std::move(warnings);
+  return out;
+}
+
+}  // namespace
+
+base::Result<LoadedSide> load_side(std::string_view side,
+                                   const std::vector<std::string>& folders) {
+  std::vector<std::string> warnings;
+  std::vector<FolderData> data;
+  for (const std::string& folder : folders) {
+    auto loaded = load_folder(folder, warnings);
+    if (!loaded)
+      return base::Error(std::string(side) + " folder '" + folder +
+                         "': " + loaded.error().what());
+    data.push_back(std::move(*loaded));
+  }
+  return pool_side(data, std::string(side), std::move(warnings));
+}
+
+format::BenchmarkStats pool_summaries(
+    const std::vector<format::BenchmarkStats>& parts) {
+  if (parts.empty()) return {};
+  if (parts.size() == 1) return parts.front();
+  format::BenchmarkStats out = parts.front();
+  double n = 0, weighted = 0;
+  std::vector<double> medians, q1s, q3s;
+  for (const auto& p : parts) {
+    n += static_cast<double>(p.rounds);
+    weighted += static_cast<double>(p.rounds) * p.mean_ns;
+    medians.push_back(p.median_ns);
+    q1s.push_back(p.q1_ns);
+    q3s.push_back(p.q3_ns);
+  }
+  out.mean_ns = n > 0 ? weighted / n : 0;
+  double ss = 0;
+  out.rounds = out.iqr_outlier_rounds = out.stdev_outlier_rounds = 0;
+  out.total_time = 0;
+  for (const auto& p : parts) {
+    double ni = static_cast<double>(p.rounds);
+    if (ni > 1) ss += (ni - 1) * p.stdev_ns * p.stdev_ns;
+    ss += ni * (p.mean_ns - out.mean_ns) * (p.mean_ns - out.mean_ns);
+    out.rounds += p.rounds;
+    out.total_time += p.total_time;
+    out.iqr_outlier_rounds += p.iqr_outlier_rounds;
+    out.stdev_outlier_rounds += p.stdev_outlier_rounds;
+    out.min_ns = std::min(out.min_ns, p.min_ns);
+    out.max_ns = std::max(out.max_ns, p.max_ns);
+    if (p.iter_per_round != out.iter_per_round) out.iter_per_round = 0;
+  }
+  out.stdev_ns = n > 1 ? std::sqrt(ss / (n - 1)) : 0;
+  out.median_ns = median_of(medians);
+  out.q1_ns = median_of(q1s);
+  out.q3_ns = median_of(q3s);
+  return out;
+}
+
+format::BenchmarkStats summarize(const std::vector<double>& times_ns) {
+  format::BenchmarkStats out;
+  if (times_ns.empty()) return out;
+  std::vector<double> sorted = times_ns;
+  std::sort(sorted.begin(), sorted.end());
+  double n = static_cast<double>(sorted.size()), sum = 0;
+  for (double t : sorted) sum += t;
+  out.mean_ns = sum / n;
+  double ss = 0;
+  for (double t : sorted) ss += (t - out.mean_ns) * (t - out.mean_ns);
+  out.stdev_ns = sorted.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
+  out.min_ns = sorted.front();
+  out.max_ns = sorted.back();
+  out.q1_ns = quantile_of(sorted, 0.25);
+  out.median_ns = quantile_of(sorted, 0.5);
+  out.q3_ns = quantile_of(sorted, 0.75);
+  out.rounds = sorted.size();
+  return out;
+}
+
+}  // namespace runner::compare

@@ -1,0 +1,201 @@
+// compare/samples: loading a side from real folders (results JSON and
+// ExecutionTimestamps.msgpack written through format), markers assigned to
+// their URI, pooling over folders, and the errors.
+#include "compare/samples.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace compare = runner::compare;
+namespace format = runner::format;
+using runner::testing::TempDir;
+
+namespace {
+
+format::BenchmarkResult summary(const std::string& name, double mean,
+                                uint64_t rounds, uint64_t iters = 10) {
+  format::BenchmarkResult r;
+  r.name = name;
+  r.uri = "t.cpp::" + name;
+  r.stats.mean_ns = r.stats.median_ns = mean;
+  r.stats.stdev_ns = 1;
+  r.stats.rounds = rounds;
+  r.stats.iter_per_round = iters;
+  return r;
+}
+
+void write_results(const std::string& folder,
+                   const std::vector<format::BenchmarkResult>& benchmarks,
+                   uint32_t pid = 1) {
+  std::filesystem::create_directories(folder + "/results");
+  REQUIRE(runner::base::write_file_atomic(
+      folder + "/results/" + std::to_string(pid) + ".json",
+      format::write_walltime_results({"t", "1", pid}, benchmarks)));
+}
+
+// Per URI, rounds of the given durations, then the URI's timestamp.
+void write_markers(
+    const std::string& folder,
+    const std::vector<std::pair<std::string, std::vector<uint64_t>>>& uris,
+    const char* start = "RoundStart", const char* end = "RoundEnd") {
+  std::filesystem::create_directories(folder);
+  format::ExecutionTimestamps ts;
+  uint64_t now = 100;
+  for (const auto& [uri, durations] : uris) {
+    for (uint64_t d : durations) {
+      ts.markers.push_back({start, now += 10});
+      ts.markers.push_back({end, now += d});
+    }
+    ts.uri_by_ts.emplace_back(now += 10, uri);
+  }
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(folder).execution_timestamps(),
+      format::write_execution_timestamps(ts)));
+}
+
+const compare::BenchmarkSamples* find(const compare::LoadedSide& side,
+                                      const std::string& uri) {
+  for (const auto& b : side.benchmarks)
+    if (b.uri == uri) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("samples: pooled summaries equal the summary of all the rounds") {
+  std::vector<double> a = {10, 12, 11, 13, 9}, b = {20, 22, 19, 21};
+  std::vector<double> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  auto pooled =
+      compare::pool_summaries({compare::summarize(a), compare::summarize(b)});
+  auto direct = compare::summarize(all);
+  CHECK(pooled.rounds == 9);
+  CHECK(pooled.mean_ns == doctest::Approx(direct.mean_ns));
+  CHECK(pooled.stdev_ns == doctest::Approx(direct.stdev_ns));
+  CHECK(pooled.min_ns == 9);
+  CHECK(pooled.max_ns == 22);
+  CHECK(compare::summarize(a).median_ns == 11);
+  CHECK(compare::summarize(a).stdev_ns == doctest::Approx(std::sqrt(2.5)));
+}
+
+TEST_CASE("samples: markers belong to the URI announced after them") {
+  TempDir dir;
+  write_markers(dir.file("f"),
+                {{"m::a", {100, 110, 120}}, {"m::b", {500, 510}}},
+                "BenchmarkStart", "BenchmarkEnd");  // the older names
+  auto side = compare::load_side("base", {dir.file("f")});
+  REQUIRE(side);
+  REQUIRE(side->benchmarks.size() == 2);
+  const auto* a = find(*side, "m::a");
+  const auto* b = find(*side, "m::b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->name == "a");
+  CHECK(a->samples.source == format::SampleSource::kMarkers);
+  CHECK(a->samples.times_ns == std::vector<double>{100, 110, 120});
+  CHECK(b->samples.times_ns == std::vector<double>{500, 510});
+  CHECK(a->folder_medians_ns == std::vector<double>{110});
+}
+
+TEST_CASE("samples: markers divided by iter_per_round when the counts agree") {
+  TempDir dir;
+  write_markers(dir.file("f"),
+                {{"t.cpp::x", {1000, 2000}}, {"t.cpp::y", {3000, 3000}}});
+  write_results(dir.file("f"), {summary("x", 150, 2), summary("y", 300, 5)});
+  auto side = compare::load_side("head", {dir.file("f")});
+  REQUIRE(side);
+  const auto* x = find(*side, "t.cpp::x");
+  const auto* y = find(*side, "t.cpp::y");
+  REQUIRE(x != nullptr);
+  REQUIRE(y != nullptr);
+  CHECK(x->samples.source == format::SampleSource::kMarkers);
+  CHECK(x->samples.times_ns == std::vector<double>{100, 200});
+  // 2 marker rounds, the results say 5: the summary, and a warning.
+  CHECK(y->samples.source == format::SampleSource::kSummary);
+  REQUIRE(y->samples.summary);
+  CHECK(y->samples.summary->rounds == 5);
+  REQUIRE(side->warnings.size() == 1);
+  CHECK(side->warnings[0].find("t.cpp::y") != std::string::npos);
+}
+
+TEST_CASE("samples: one URI in several files and folders pools") {
+  TempDir dir;
+  write_results(dir.file("a"), {summary("s", 100, 10)}, 1);
+  write_results(dir.file("a"), {summary("s", 200, 10)}, 2);
+  write_results(dir.file("b"),
+                {summary("s", 300, 20), summary("only_b", 5, 6)});
+  auto side = compare::load_side("base", {dir.file("a"), dir.file("b")});
+  REQUIRE(side);
+  const auto* s = find(*side, "t.cpp::s");
+  REQUIRE(s != nullptr);
+  REQUIRE(s->samples.summary);
+  CHECK(s->samples.folders == 2);
+  CHECK(s->samples.summary->rounds == 40);
+  CHECK(s->samples.summary->mean_ns == doctest::Approx(225));
+  CHECK(s->folder_medians_ns.size() == 2);
+  CHECK(s->folder_medians_ns[1] == 300);
+  const auto* only = find(*side, "t.cpp::only_b");
+  REQUIRE(only != nullptr);
+  CHECK(only->samples.folders == 1);
+}
+
+TEST_CASE("samples: errors name the side, the folder and the cause") {
+  TempDir dir;
+  auto missing = compare::load_side("base", {dir.file("nope")});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().what() ==
+        "base folder '" + dir.file("nope") + "': no such directory");
+
+  std::filesystem::create_directories(dir.file("empty/results"));
+  auto empty = compare::load_side("head", {dir.file("empty")});
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().what().find("no results") != std::string::npos);
+
+  REQUIRE(runner::base::write_file_atomic(dir.file("empty/results/3.json"),
+                                          std::string_view("[1,")));
+  auto broken = compare::load_side("head", {dir.file("empty")});
+  REQUIRE_FALSE(broken);
+  CHECK(broken.error().what().find("results/3.json") != std::string::npos);
+
+  // A symlinked results file is not read (regular files only).
+  write_results(dir.file("linked"), {summary("s", 1, 6)});
+  std::filesystem::create_symlink(dir.file("empty/results/3.json"),
+                                  dir.file("linked/results/9.json"));
+  auto linked = compare::load_side("base", {dir.file("linked")});
+  REQUIRE(linked);
+  CHECK(linked->benchmarks.size() == 1);
+}
+
+TEST_CASE(
+    "samples: round arrays first; a summary-only folder pools as "
+    "summaries") {
+  TempDir dir;
+  auto rounds = summary("r", 0, 3);
+  rounds.times_per_round_ns = {1000, 2400, 3000};
+  rounds.iters_per_round = {10, 20, 30};
+  write_markers(dir.file("a"), {{rounds.uri, {7, 7, 7}}});  // not used
+  write_results(dir.file("a"), {rounds});
+  auto side = compare::load_side("base", {dir.file("a")});
+  REQUIRE(side);
+  const auto* r = find(*side, rounds.uri);
+  REQUIRE(r != nullptr);
+  CHECK(r->samples.source == format::SampleSource::kRounds);
+  CHECK(r->samples.times_ns == std::vector<double>{100, 120, 100});
+
+  write_results(dir.file("b"), {summary("r", 130, 3)});
+  auto mixed = compare::load_side("base", {dir.file("a"), dir.file("b")});
+  REQUIRE(mixed);
+  const auto* m = find(*mixed, rounds.uri);
+  REQUIRE(m != nullptr);
+  CHECK(m->samples.source == format::SampleSource::kSummary);
+  REQUIRE(m->samples.summary);
+  CHECK(m->samples.summary->rounds == 6);
+  CHECK(m->samples.summary->mean_ns == doctest::Approx((320.0 / 3 + 130) / 2));
+  CHECK(m->folder_medians_ns == std::vector<double>{100, 130});
+  CHECK_FALSE(mixed->warnings.empty());
+}
