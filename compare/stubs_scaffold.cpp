@@ -7,19 +7,6 @@
 
 namespace runner::compare {
 
-format::BenchmarkComparison compare_benchmark(const SideSamples&,
-                                              const SideSamples&,
-                                              const format::CompareSettings&) {
-  return {};
-}
-format::BenchmarkComparison compare_paired(std::span<const double>,
-                                           std::span<const double>,
-                                           const format::CompareSettings&) {
-  return {};
-}
-void apply_verdicts(std::vector<format::BenchmarkComparison>&,
-                    const format::CompareSettings&) {}
-double relative_spread(std::span<const double>) { return 0; }
 std::string render_text(const format::CompareReport&) { return ""; }
 std::string render_markdown(const format::CompareReport&) { return ""; }
 base::Result<format::CompareReport> run_paired(const CompareOptions&,

@@ -1,3 +1,5 @@
+// The flamegraph SVG (flamegraph_svg.hpp): layout, labels and script, and
+// render_flamegraph's frames (a warm colour per name, samples on hover).
 #include "report/flamegraph.hpp"
 
 #include <algorithm>
@@ -5,14 +7,15 @@
 #include <map>
 #include <memory>
 
+#include "report/flamegraph_svg.hpp"
+
 namespace runner::report {
 namespace {
 
-constexpr double kWidth = 1200.0;
+constexpr double kWidth = kFlameWidth;
 constexpr double kFrameHeight = 16.0;
-constexpr double kPad = 10.0;
-constexpr double kTop = 50.0;      // title, buttons and details line
-constexpr double kMinWidth = 0.1;  // narrower frames are not drawn
+constexpr double kPad = kFlamePad;
+constexpr double kTop = kLegendTop;  // title, buttons and details line
 
 // Frame labels. The font is a monospace one whose advance is 0.6 em for
 // every ASCII glyph (DejaVu Sans Mono, 0.602; Liberation Mono, Menlo, Courier
@@ -29,13 +32,7 @@ constexpr const char* kFont =
     "'DejaVu Sans Mono','Liberation Mono',Menlo,Consolas,'Courier New',"
     "monospace";
 
-struct Node {
-  std::string name;
-  uint64_t value = 0;
-  std::map<std::string, std::unique_ptr<Node>> children;
-};
-
-size_t depth_of(const Node& node) {
+size_t depth_of(const FlameNode& node) {
   size_t d = 0;
   for (const auto& [name, child] : node.children)
     d = std::max(d, depth_of(*child));
@@ -93,33 +90,36 @@ std::string fit_label(const std::string& name, double room) {
   return name;
 }
 
-void emit(const Node& node, double x, int level, double height, double scale,
-          uint64_t total, std::string& out) {
-  double w = static_cast<double>(node.value) * scale;
-  if (w < kMinWidth) return;
-  double y = height - kPad - (level + 1) * kFrameHeight;
+// What every frame shares: the canvas and how frames look.
+struct Layout {
+  double height = 0, scale = 0;
+  uint64_t total = 1;
+  const FlameSvgOptions& options;
+};
+
+void emit(const FlameNode& node, double x, int level, const Layout& layout,
+          std::string& out) {
+  double w = static_cast<double>(node.value) * layout.scale;
+  if (w < kFlameMinWidth) return;
+  const FrameStyle style = layout.options.style(node, layout.total);
+  double y = layout.height - kPad - (level + 1) * kFrameHeight;
   char geometry[160];
   std::snprintf(geometry, sizeof(geometry),
                 "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                 "fill=\"%s\" rx=\"2\"/>",
-                x, y, w, kFrameHeight - 1, color_for(node.name).c_str());
-  char pct[32];
-  std::snprintf(
-      pct, sizeof(pct), "%.2f",
-      100.0 * static_cast<double>(node.value) / static_cast<double>(total));
+                x, y, w, kFrameHeight - 1, style.fill.c_str());
   char label[64];
   std::snprintf(label, sizeof(label), "<text x=\"%.2f\" y=\"%.1f\">",
                 x + kLabelPad, y + kFrameHeight - 5);
   std::string name = xml_escape(node.name);
   out += "<g class=\"f\" data-n=\"" + name + "\" data-s=\"" +
-         std::to_string(node.value) + "\"><title>" + name + " (" +
-         std::to_string(node.value) + " samples, " + pct + "%)</title>" +
-         geometry + label +
+         std::to_string(node.value) + "\"><title>" + xml_escape(style.details) +
+         "</title>" + geometry + label +
          xml_escape(fit_label(node.name, w - 2 * kLabelPad)) + "</text></g>\n";
   double child_x = x;
   for (const auto& [child_name, child] : node.children) {
-    emit(*child, child_x, level + 1, height, scale, total, out);
-    child_x += static_cast<double>(child->value) * scale;
+    emit(*child, child_x, level + 1, layout, out);
+    child_x += static_cast<double>(child->value) * layout.scale;
   }
 }
 
@@ -257,25 +257,36 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string render_flamegraph(const std::string& title,
-                              const std::vector<FoldedStack>& stacks) {
-  Node root;
+FlameNode build_flame_tree(const std::vector<FoldedStack>& stacks) {
+  FlameNode root;
   root.name = "all";
   for (const auto& stack : stacks) {
     root.value += stack.count;
-    Node* node = &root;
+    FlameNode* node = &root;
     for (const auto& frame : stack.frames) {
       auto& child = node->children[frame];
       if (!child) {
-        child = std::make_unique<Node>();
+        child = std::make_unique<FlameNode>();
         child->name = frame;
       }
       child->value += stack.count;
       node = child.get();
     }
   }
+  return root;
+}
+
+bool flame_node_drawn(const FlameNode& node, uint64_t total) {
+  const double scale =
+      (kWidth - 2 * kPad) / static_cast<double>(std::max<uint64_t>(total, 1));
+  return static_cast<double>(node.value) * scale >= kFlameMinWidth;
+}
+
+std::string render_flame_svg(const FlameNode& root,
+                             const FlameSvgOptions& options) {
   size_t depth = depth_of(root);
-  double height = kTop + static_cast<double>(depth) * kFrameHeight + 2 * kPad;
+  const double top = kTop + (options.legend.empty() ? 0 : kLegendHeight);
+  double height = top + static_cast<double>(depth) * kFrameHeight + 2 * kPad;
   uint64_t total = std::max<uint64_t>(root.value, 1);
   std::string out;
   char head[1024];
@@ -295,7 +306,7 @@ std::string render_flamegraph(const std::string& title,
   out +=
       "<text x=\"600\" y=\"20\" text-anchor=\"middle\" "
       "style=\"font-size:15px\">" +
-      xml_escape(title) + "</text>\n";
+      xml_escape(options.title) + "</text>\n";
   out +=
       "<text id=\"unzoom\" x=\"10\" y=\"20\" style=\"opacity:0\" "
       "onclick=\"unzoom()\">Reset Zoom</text>\n";
@@ -304,12 +315,31 @@ std::string render_flamegraph(const std::string& title,
       "Search</text>\n";
   out += "<text id=\"details\" x=\"10\" y=\"40\"> </text>\n";
   out += "<text id=\"matched\" x=\"1090\" y=\"40\"> </text>\n";
-  double scale = (kWidth - 2 * kPad) / static_cast<double>(total);
-  emit(root, kPad, 0, height, scale, total, out);
+  out += options.legend;
+  const Layout layout{height, (kWidth - 2 * kPad) / static_cast<double>(total),
+                      total, options};
+  emit(root, kPad, 0, layout, out);
   out += "<script type=\"text/ecmascript\"><![CDATA[";
   out += kScript;
   out += "]]></script>\n</svg>\n";
   return out;
+}
+
+// A warm colour per name; hover: samples and their share of all.
+std::string render_flamegraph(const std::string& title,
+                              const std::vector<FoldedStack>& stacks) {
+  FlameSvgOptions options;
+  options.title = title;
+  options.style = [](const FlameNode& node, uint64_t total) {
+    char pct[32];
+    std::snprintf(
+        pct, sizeof(pct), "%.2f",
+        100.0 * static_cast<double>(node.value) / static_cast<double>(total));
+    return FrameStyle{color_for(node.name), node.name + " (" +
+                                                std::to_string(node.value) +
+                                                " samples, " + pct + "%)"};
+  };
+  return render_flame_svg(build_flame_tree(stacks), options);
 }
 
 }  // namespace runner::report

@@ -1,6 +1,8 @@
 // Self-contained interactive flamegraph SVG (inline CSS + JS, no network):
 // hover shows function, samples and percentage; click zooms; Search
 // highlights matching frames and shows their share; root at the bottom.
+// render_diff_flamegraph (report.hpp) draws the same SVG with other colours
+// and hover texts (the shared layout and script: flamegraph_svg.hpp).
 #pragma once
 
 #include <cstdint>

@@ -42,8 +42,6 @@ std::string percent(uint64_t part, uint64_t whole) {
   return buf;
 }
 
-namespace {
-
 std::string folded_text(const std::vector<FoldedStack>& stacks) {
   std::string text;
   for (const auto& s : stacks) {
@@ -56,6 +54,8 @@ std::string folded_text(const std::vector<FoldedStack>& stacks) {
   }
   return text;
 }
+
+namespace {
 
 // Writes <stem><ext> and <stem>.harness<ext> (when it has stacks) of every
 // benchmark, as `render` makes them; errors are kept until finish.

@@ -87,6 +87,10 @@ void write_output_file(const std::string& path, const std::string& data,
 // "12.34": `part` of `whole` in percent with two decimals.
 std::string percent(uint64_t part, uint64_t whole);
 
+// The .folded text of `stacks`: "a;b;c count" per stack (';' in a name
+// written as ':').
+std::string folded_text(const std::vector<FoldedStack>& stacks);
+
 // <stem>.folded per benchmark (and <stem>.harness.folded): "a;b;c count".
 std::unique_ptr<Output> make_folded_output(const ReportDir& dir);
 // <stem>.svg (and <stem>.harness.svg): render_flamegraph of the stacks.

@@ -68,8 +68,8 @@ std::vector<std::unique_ptr<Output>> make_outputs(const ReportOptions& options,
 // samples to benchmarks and hand each benchmark over once all are read.
 class Pipeline {
  public:
-  Pipeline(const ReportOptions& options, ProfileFolder& folder,
-           std::ostream& out)
+  // A pipeline without outputs (add them before read()).
+  Pipeline(const ReportOptions& options, ProfileFolder& folder)
       : options_(options),
         folder_(folder),
         per_sample_(options.format == ReportOptions::Format::kPerfScript),
@@ -77,8 +77,16 @@ class Pipeline {
         symbolizer_(folder, options.demangle, options.inline_frames),
         attribution_(folder) {
     totals_.folder = options.folder;
+  }
+
+  // The outputs of options.format (the report directory is made first
+  // unless they print per sample).
+  void add_format_outputs(std::ostream& out) {
     if (!per_sample_) dir_ = make_report_dir();
-    outputs_ = make_outputs(options, dir_, out, symbolizer_);
+    outputs_ = make_outputs(options_, dir_, out, symbolizer_);
+  }
+  void add_output(std::unique_ptr<Output> output) {
+    outputs_.push_back(std::move(output));
   }
 
   bool per_sample() const { return per_sample_; }
@@ -341,11 +349,48 @@ base::Result<std::string> find_newest_profile_folder(const std::string& dir) {
   return best;
 }
 
+namespace {
+// Keeps each benchmark's stacks, in the order they are handed over (the
+// order of the timestamps); writes nothing.
+class StacksOutput : public Output {
+ public:
+  explicit StacksOutput(std::vector<BenchmarkStacks>& into) : into_(into) {}
+  void add_benchmark(const BenchmarkProfile& benchmark) override {
+    into_.push_back(
+        BenchmarkStacks{benchmark.uri, benchmark.name, benchmark.stacks});
+  }
+
+ private:
+  std::vector<BenchmarkStacks>& into_;
+};
+}  // namespace
+
+base::Result<std::vector<BenchmarkStacks>> load_benchmark_stacks(
+    const std::string& folder, std::vector<std::string>& warnings) {
+  RUNNER_ASSIGN_OR_RETURN(ProfileFolder profile, ProfileFolder::open(folder),
+                          "no profile");
+  std::error_code ec;
+  if (!std::filesystem::exists(format::ProfileLayout(folder).pipedata(), ec))
+    return base::Error("no profile in " + folder + " (no " +
+                       std::string(format::ProfileLayout::kPipedata) + ")");
+  ReportOptions options;
+  options.folder = folder;
+  std::vector<BenchmarkStacks> stacks;
+  Pipeline pipeline(options, profile);
+  pipeline.add_output(std::make_unique<StacksOutput>(stacks));
+  pipeline.read();
+  pipeline.deliver();
+  warnings.insert(warnings.end(), profile.warnings().begin(),
+                  profile.warnings().end());
+  return stacks;
+}
+
 base::Result<ReportResult> run_report(const ReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
   RUNNER_ASSIGN_OR_RETURN(ProfileFolder folder,
                           ProfileFolder::open(options.folder), "report");
-  Pipeline pipeline(options, folder, out);
+  Pipeline pipeline(options, folder);
+  pipeline.add_format_outputs(out);
   pipeline.read();     // read -> unwind -> symbolize -> attribute
   pipeline.deliver();  // -> outputs
   if (!pipeline.per_sample()) pipeline.print_summary(out);

@@ -71,7 +71,10 @@ base::Result<std::string> find_newest_profile_folder(const std::string& dir);
 
 // For `runner compare`: each benchmark's stacks of a profile folder (the
 // same attribution and symbolization as the report, nothing written), in
-// the order of the timestamps. Warnings (the report's) are appended.
+// the order of the timestamps; a benchmark without samples has no stacks.
+// Warnings (the report's) are appended. A folder without perf.pipedata (only
+// results/, say) is an Error "no profile in <folder> (no perf.pipedata)"; one
+// that cannot be opened, "no profile: <why>".
 struct BenchmarkStacks {
   std::string uri, name;
   std::vector<FoldedStack> stacks;  // in the benchmark's rounds
@@ -83,7 +86,13 @@ base::Result<std::vector<BenchmarkStacks>> load_benchmark_stacks(
 // draws them (same search and zoom), each frame coloured by the change of
 // its share of samples against BASE (red grew, blue shrank); hover shows
 // base share, head share and the difference. Stacks may repeat (several
-// folders pooled): equal stacks are summed.
+// folders pooled): equal stacks are summed. A frame is a path from the
+// root; its share is its samples / all samples of the side (0 in BASE when
+// the path is absent there); delta = head share - base share. Fill: grey
+// rgb(221,221,221) when |delta| < 0.05 points, else the mix of that grey and
+// rgb(235,50,50) (grew) or rgb(60,110,235) (shrank) in proportion |delta| /
+// the largest |delta| of the frames drawn. A legend row shows the scale; the
+// title is `title` + " (HEAD against BASE)".
 std::string render_diff_flamegraph(const std::string& title,
                                    const std::vector<FoldedStack>& base,
                                    const std::vector<FoldedStack>& head);
@@ -92,7 +101,7 @@ std::string render_diff_flamegraph(const std::string& title,
 // the leaf / all samples of the side) changed most, by |change|, largest
 // first; ties by name.
 std::vector<format::FunctionShareChange> self_share_changes(
-    const std::vector<FoldedStack>& base,
-    const std::vector<FoldedStack>& head, size_t top);
+    const std::vector<FoldedStack>& base, const std::vector<FoldedStack>& head,
+    size_t top);
 
 }  // namespace runner::report

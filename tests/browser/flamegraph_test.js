@@ -70,9 +70,9 @@ function makeTricky(copy) {
 
 // Runs `runner report` on a copy of each golden folder (and of the tricky
 // one); every flamegraph SVG written, with the stacks of its .folded file.
-function reportSvgs(work) {
+function reportSvgs(work, folders = [...kFolders, 'tricky']) {
   const svgs = [];
-  for (const folder of [...kFolders, 'tricky']) {
+  for (const folder of folders) {
     const copy = path.join(work, folder);
     fs.cpSync(path.join(env('GOLDEN_DIR'), 'folders', folder === 'tricky' ? 'jit' : folder),
       copy, { recursive: true });
@@ -473,10 +473,21 @@ async function browserChecks(svgs, work) {
   }
 }
 
-main().then(() => {
-  console.log(failures === 0 ? 'all checks passed' : failures + ' check(s) failed');
-  process.exit(failures === 0 ? 0 : 1);
-}, (e) => {
-  console.log('FAIL ' + (e && e.stack || e));
-  process.exit(1);
-});
+// The differential flamegraph's test (diff_flamegraph_test.js) runs the
+// same checks on the SVG they share.
+module.exports = {
+  fail, skip, report, failures: () => failures, reportSvgs, readFolded,
+  checkStaticLabels, labelFitProblems, openSvg, frameBoxes, centerOf,
+  pickFrame, checkSearch, checkZoom, checkUnzoom, parseFrames, mutate,
+  kScriptMutants, browserUnavailable, launch,
+};
+
+if (require.main === module) {
+  main().then(() => {
+    console.log(failures === 0 ? 'all checks passed' : failures + ' check(s) failed');
+    process.exit(failures === 0 ? 0 : 1);
+  }, (e) => {
+    console.log('FAIL ' + (e && e.stack || e));
+    process.exit(1);
+  });
+}

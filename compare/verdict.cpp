@@ -1,0 +1,336 @@
+// One benchmark's test, change and confidence interval; the correction
+// across benchmarks and the verdicts (see verdict.hpp).
+#include "compare/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "compare/stats.hpp"
+
+namespace runner::compare {
+namespace {
+
+using format::BenchmarkComparison;
+using format::CompareSettings;
+using format::CompareSideStats;
+using format::Verdict;
+
+// Below two rounds no test has a variance to work with.
+constexpr uint64_t kFewestRounds = 2;
+
+uint64_t needed_rounds(const CompareSettings& settings) {
+  return std::max(settings.min_rounds, kFewestRounds);
+}
+
+// settings.confidence when it is a probability, else 95%.
+double confidence(const CompareSettings& settings) {
+  const double c = settings.confidence;
+  return c > 0 && c < 1 ? c : 0.95;
+}
+
+std::optional<double> finite(double v) {
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
+  return text;
+}
+
+std::string plain_percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", fraction * 100);
+  return text;
+}
+
+std::string number(double v, int digits) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*g", digits, v);
+  return text;
+}
+
+// p with two significant digits, more when two would put it on the other
+// side of alpha ("0.05" for 0.0496).
+std::string p_text(double p, double alpha) {
+  for (const int digits : {2, 4, 6}) {
+    std::string text = number(p, digits);
+    if ((std::strtod(text.c_str(), nullptr) < alpha) == (p < alpha))
+      return text;
+  }
+  return number(p, 17);
+}
+
+std::string_view correction_label(format::Correction correction) {
+  if (correction == format::Correction::kHolm) return " (Holm)";
+  if (correction == format::Correction::kBenjaminiHochberg)
+    return " (Benjamini-Hochberg)";
+  return "";
+}
+
+std::string count_text(uint64_t count, std::string_view unit) {
+  std::string text = std::to_string(count) + " " + std::string(unit);
+  return count == 1 ? text : text + "s";
+}
+
+// "3 rounds in base, need 6", "3 rounds in base and 1 round in head, need 6".
+std::optional<std::string> rounds_problem(uint64_t base, uint64_t head,
+                                          uint64_t need) {
+  const std::string tail = ", need " + std::to_string(need);
+  if (base < need && head < need)
+    return count_text(base, "round") + " in base and " +
+           count_text(head, "round") + " in head" + tail;
+  if (base < need) return count_text(base, "round") + " in base" + tail;
+  if (head < need) return count_text(head, "round") + " in head" + tail;
+  return std::nullopt;
+}
+
+// Why `v` cannot be a time ("is NaN", "is negative (-5 ns)"), or nothing.
+std::optional<std::string> time_problem(double v, bool zero_allowed) {
+  if (std::isnan(v)) return "is NaN";
+  if (std::isinf(v)) return "is infinite";
+  if (v < 0) return "is negative (" + number(v, 6) + " ns)";
+  if (v == 0 && !zero_allowed) return "is 0";
+  return std::nullopt;
+}
+
+std::optional<std::string> times_problem(std::string_view side,
+                                         std::span<const double> times) {
+  for (size_t i = 0; i < times.size(); ++i)
+    if (auto problem = time_problem(times[i], false))
+      return std::string(side) + ": round " + std::to_string(i + 1) + " time " +
+             *problem;
+  return std::nullopt;
+}
+
+std::optional<std::string> samples_problem(std::string_view side,
+                                           const SideSamples& samples) {
+  if (!samples.times_ns.empty()) return times_problem(side, samples.times_ns);
+  if (!samples.summary) return std::nullopt;  // 0 rounds, said before
+  if (auto problem = time_problem(samples.summary->mean_ns, false))
+    return std::string(side) + ": mean time " + *problem;
+  if (auto problem = time_problem(samples.summary->stdev_ns, true))
+    return std::string(side) + ": stdev " + *problem;
+  return std::nullopt;
+}
+
+// Median, mean and stdev of valid raw times (left empty when one is not).
+void describe_times(std::span<const double> times, CompareSideStats& out) {
+  out.rounds = times.size();
+  if (times.empty() || times_problem("", times)) return;
+  out.median_ns = stats::median(times);
+  out.mean_ns = stats::mean(times);
+  if (times.size() >= 2) out.stdev_ns = stats::stdev(times);
+}
+
+CompareSideStats side_stats(const SideSamples& samples) {
+  CompareSideStats out;
+  out.folders = samples.folders;
+  out.source = samples.source;
+  if (!samples.times_ns.empty() || !samples.summary) {
+    describe_times(samples.times_ns, out);
+    return out;
+  }
+  const format::BenchmarkStats& summary = *samples.summary;
+  out.rounds = summary.rounds;
+  if (!time_problem(summary.median_ns, false))
+    out.median_ns = summary.median_ns;
+  if (!time_problem(summary.mean_ns, false)) out.mean_ns = summary.mean_ns;
+  if (!time_problem(summary.stdev_ns, true)) out.stdev_ns = summary.stdev_ns;
+  return out;
+}
+
+BenchmarkComparison inconclusive(BenchmarkComparison out, std::string reason) {
+  out.verdict = Verdict::kInconclusive;
+  out.reason = std::move(reason);
+  out.test = format::CompareTest::kNone;
+  out.change = out.ci_low = out.ci_high = std::nullopt;
+  out.p_value = out.p_value_raw = std::nullopt;
+  return out;
+}
+
+// Sets the test's outcome, all relative to `scale`; inconclusive when a
+// number is not finite (a scale near 0, an overflow).
+BenchmarkComparison with_outcome(BenchmarkComparison out,
+                                 format::CompareTest test, double p,
+                                 double shift, double low, double high,
+                                 double scale) {
+  out.test = test;
+  out.p_value_raw = out.p_value = finite(p);
+  out.change = finite(shift / scale);
+  out.ci_low = finite(low / scale);
+  out.ci_high = finite(high / scale);
+  if (!(scale > 0) || !out.p_value || !out.change || !out.ci_low ||
+      !out.ci_high)
+    return inconclusive(std::move(out), "the statistics are not finite");
+  return out;
+}
+
+BenchmarkComparison rank_comparison(BenchmarkComparison out,
+                                    std::span<const double> base,
+                                    std::span<const double> head,
+                                    const CompareSettings& settings) {
+  const stats::RankTest u = stats::mann_whitney_u(head, base);
+  const stats::ShiftEstimate shift =
+      stats::hodges_lehmann_shift(head, base, confidence(settings));
+  return with_outcome(std::move(out), format::CompareTest::kMannWhitneyU,
+                      u.p_value, shift.estimate, shift.ci_low, shift.ci_high,
+                      stats::median(base));
+}
+
+stats::MeanSummary mean_summary(const SideSamples& samples) {
+  if (!samples.times_ns.empty())
+    return {stats::mean(samples.times_ns), stats::stdev(samples.times_ns),
+            static_cast<double>(samples.times_ns.size())};
+  const format::BenchmarkStats& summary = *samples.summary;  // checked
+  return {summary.mean_ns, summary.stdev_ns,
+          static_cast<double>(summary.rounds)};
+}
+
+BenchmarkComparison welch_comparison(BenchmarkComparison out,
+                                     const SideSamples& base,
+                                     const SideSamples& head,
+                                     const CompareSettings& settings) {
+  const stats::MeanSummary b = mean_summary(base), h = mean_summary(head);
+  const stats::WelchTest welch = stats::welch_t(h, b, confidence(settings));
+  return with_outcome(std::move(out), format::CompareTest::kWelchT,
+                      welch.p_value, welch.difference, welch.ci_low,
+                      welch.ci_high, b.mean);
+}
+
+std::string verdict_reason(const BenchmarkComparison& b, Verdict verdict,
+                           const CompareSettings& settings) {
+  const double p = *b.p_value, change = *b.change;
+  const std::string p_part = "p = " + p_text(p, settings.alpha);
+  const std::string label(correction_label(settings.correction));
+  const std::string threshold = plain_percent(settings.threshold);
+  if (!(p < settings.alpha))
+    return p_part + " >= " + number(settings.alpha, 6) + label;
+  if (std::fabs(change) <= settings.threshold)
+    return percent(change) + " is within the " + threshold + " threshold";
+  if (verdict == Verdict::kUnchanged)
+    return plain_percent(confidence(settings)) + " confidence interval [" +
+           percent(*b.ci_low) + ", " + percent(*b.ci_high) + "] includes 0";
+  return p_part + " < " + number(settings.alpha, 6) + label + ", " +
+         percent(change) + " beyond the " + threshold + " threshold";
+}
+
+Verdict decide(const BenchmarkComparison& b, const CompareSettings& settings) {
+  if (!(*b.p_value < settings.alpha)) return Verdict::kUnchanged;
+  if (*b.change > settings.threshold && *b.ci_low > 0)
+    return Verdict::kRegression;
+  if (*b.change < -settings.threshold && *b.ci_high < 0)
+    return Verdict::kImprovement;
+  return Verdict::kUnchanged;
+}
+
+void correct_p_values(std::vector<BenchmarkComparison>& benchmarks,
+                      format::Correction correction) {
+  std::vector<size_t> tested;
+  std::vector<double> raw;
+  for (size_t i = 0; i < benchmarks.size(); ++i) {
+    if (!benchmarks[i].p_value_raw) continue;
+    tested.push_back(i);
+    raw.push_back(*benchmarks[i].p_value_raw);
+  }
+  std::vector<double> adjusted = raw;
+  if (correction == format::Correction::kHolm)
+    adjusted = stats::holm_adjust(raw);
+  if (correction == format::Correction::kBenjaminiHochberg)
+    adjusted = stats::benjamini_hochberg_adjust(raw);
+  for (size_t r = 0; r < tested.size(); ++r)
+    benchmarks[tested[r]].p_value = adjusted[r];
+}
+
+CompareSideStats paired_side(std::span<const double> times) {
+  CompareSideStats out;
+  out.folders = 0;
+  out.source = format::SampleSource::kPaired;
+  describe_times(times, out);
+  return out;
+}
+
+}  // namespace
+
+BenchmarkComparison compare_benchmark(const SideSamples& base,
+                                      const SideSamples& head,
+                                      const CompareSettings& settings) {
+  BenchmarkComparison out;
+  out.base = side_stats(base);
+  out.head = side_stats(head);
+  if (auto problem = rounds_problem(out.base.rounds, out.head.rounds,
+                                    needed_rounds(settings)))
+    return inconclusive(std::move(out), *problem);
+  for (const auto& [side, samples] :
+       {std::pair{"base", &base}, std::pair{"head", &head}})
+    if (auto problem = samples_problem(side, *samples))
+      return inconclusive(std::move(out), *problem);
+  if (!base.times_ns.empty() && !head.times_ns.empty())
+    return rank_comparison(std::move(out), base.times_ns, head.times_ns,
+                           settings);
+  return welch_comparison(std::move(out), base, head, settings);
+}
+
+BenchmarkComparison compare_paired(std::span<const double> base,
+                                   std::span<const double> head,
+                                   const CompareSettings& settings) {
+  BenchmarkComparison out;
+  out.base = paired_side(base);
+  out.head = paired_side(head);
+  if (base.size() != head.size())
+    return inconclusive(std::move(out), count_text(base.size(), "round") +
+                                            " in base but " +
+                                            count_text(head.size(), "round") +
+                                            " in head: pairs must match");
+  if (base.size() < needed_rounds(settings))
+    return inconclusive(std::move(out),
+                        count_text(base.size(), "pair") + ", need " +
+                            std::to_string(needed_rounds(settings)));
+  for (const auto& [side, times] :
+       {std::pair{"base", base}, std::pair{"head", head}})
+    if (auto problem = times_problem(side, times))
+      return inconclusive(std::move(out), *problem);
+  std::vector<double> differences(base.size());
+  for (size_t i = 0; i < base.size(); ++i) differences[i] = head[i] - base[i];
+  const stats::RankTest v = stats::wilcoxon_signed_rank(differences);
+  const stats::ShiftEstimate shift =
+      stats::hodges_lehmann_paired(differences, confidence(settings));
+  return with_outcome(std::move(out), format::CompareTest::kWilcoxonSignedRank,
+                      v.p_value, shift.estimate, shift.ci_low, shift.ci_high,
+                      stats::median(base));
+}
+
+void apply_verdicts(std::vector<BenchmarkComparison>& benchmarks,
+                    const CompareSettings& settings) {
+  correct_p_values(benchmarks, settings.correction);
+  for (BenchmarkComparison& b : benchmarks) {
+    if (!b.p_value || !b.change || !b.ci_low || !b.ci_high) {
+      b.verdict = Verdict::kInconclusive;
+      if (b.reason.empty()) b.reason = "no test could run";
+      continue;
+    }
+    b.verdict = decide(b, settings);
+    b.reason = verdict_reason(b, b.verdict, settings);
+  }
+}
+
+double relative_spread(std::span<const double> medians) {
+  double low = 0, high = 0;
+  size_t count = 0;
+  for (const double m : medians) {
+    if (!std::isfinite(m)) continue;
+    low = count == 0 ? m : std::min(low, m);
+    high = count == 0 ? m : std::max(high, m);
+    ++count;
+  }
+  if (count < 2 || !(low > 0)) return 0;
+  return (high - low) / low;
+}
+
+}  // namespace runner::compare

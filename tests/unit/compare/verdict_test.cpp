@@ -1,0 +1,383 @@
+// Verdicts of runner compare: each verdict reachable, the significance,
+// threshold and confidence-interval conditions each decisive, the
+// correction across benchmarks changing a verdict, inconclusive rows for
+// too few rounds and bad numbers (never NaN in the output), the
+// summary-stats path (Welch, as codspeed-cpp's results give) and the
+// paired path.
+#include "compare/verdict.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+namespace runner::compare {
+namespace {
+
+using format::BenchmarkComparison;
+using format::CompareSettings;
+using format::CompareTest;
+using format::Correction;
+using format::Verdict;
+
+// 20 distinct rounds from `low` in steps of `step` (shuffled order).
+std::vector<double> rounds(double low, double step, size_t n = 20) {
+  std::vector<double> times(n);
+  for (size_t i = 0; i < n; ++i)
+    times[i] = low + step * static_cast<double>((i * 7) % n);
+  return times;
+}
+
+std::vector<double> scaled(std::vector<double> times, double factor) {
+  for (double& t : times) t *= factor;
+  return times;
+}
+
+SideSamples raw(std::vector<double> times) {
+  SideSamples side;
+  side.times_ns = std::move(times);
+  side.source = format::SampleSource::kRounds;
+  return side;
+}
+
+// A results JSON's stats block as codspeed-cpp writes it (no round arrays).
+SideSamples summary(double mean, double stdev, uint64_t n, double median) {
+  format::BenchmarkStats stats;
+  stats.min_ns = mean - 3 * stdev;
+  stats.max_ns = mean + 4 * stdev;
+  stats.mean_ns = mean;
+  stats.stdev_ns = stdev;
+  stats.q1_ns = mean - stdev;
+  stats.median_ns = median;
+  stats.q3_ns = mean + stdev;
+  stats.rounds = n;
+  stats.total_time = mean * static_cast<double>(n) * 100 / 1e9;
+  stats.iqr_outlier_rounds = 2;
+  stats.stdev_outlier_rounds = 1;
+  stats.iter_per_round = 100;
+  stats.warmup_iters = 10;
+  SideSamples side;
+  side.summary = stats;
+  side.source = format::SampleSource::kSummary;
+  return side;
+}
+
+BenchmarkComparison decided(BenchmarkComparison b,
+                            const CompareSettings& settings = {}) {
+  std::vector<BenchmarkComparison> list{std::move(b)};
+  apply_verdicts(list, settings);
+  return list.front();
+}
+
+BenchmarkComparison tested(double p, double change, double low, double high) {
+  BenchmarkComparison b;
+  b.test = CompareTest::kMannWhitneyU;
+  b.p_value_raw = p;
+  b.change = change;
+  b.ci_low = low;
+  b.ci_high = high;
+  return b;
+}
+
+bool no_outcome(const BenchmarkComparison& b) {
+  return !b.change && !b.ci_low && !b.ci_high && !b.p_value && !b.p_value_raw &&
+         b.test == CompareTest::kNone;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_SUITE("compare") {
+  TEST_CASE("verdict: a 20% slower head is a regression") {
+    const std::vector<double> base = rounds(1000, 3);
+    const BenchmarkComparison c =
+        compare_benchmark(raw(base), raw(scaled(base, 1.2)), {});
+    CHECK(c.test == CompareTest::kMannWhitneyU);
+    REQUIRE(c.p_value_raw);
+    CHECK(*c.p_value_raw < 1e-9);
+    CHECK(c.p_value == c.p_value_raw);
+    REQUIRE(c.change);
+    CHECK(*c.change > 0.18);
+    CHECK(*c.change < 0.22);
+    CHECK(*c.ci_low > 0.1);
+    CHECK(*c.ci_high < 0.3);
+    CHECK(c.base.median_ns == 1028.5);
+    CHECK(c.base.rounds == 20);
+    CHECK(c.base.source == format::SampleSource::kRounds);
+    CHECK(c.base.folders == 1);
+    CHECK(c.head.stdev_ns);
+    const BenchmarkComparison v = decided(c);
+    CHECK(v.verdict == Verdict::kRegression);
+    CHECK(v.reason ==
+          "p = 1.5e-11 < 0.05 (Holm), +20.0% beyond the 5% threshold");
+  }
+
+  TEST_CASE("verdict: a 20% faster head is an improvement") {
+    const std::vector<double> base = rounds(1000, 3);
+    const BenchmarkComparison v =
+        decided(compare_benchmark(raw(base), raw(scaled(base, 0.8)), {}));
+    CHECK(v.verdict == Verdict::kImprovement);
+    CHECK(*v.change < -0.18);
+    CHECK(*v.ci_high < 0);
+    CHECK(contains(v.reason, "-20.0% beyond the 5% threshold"));
+  }
+
+  TEST_CASE("verdict: the same rounds are unchanged") {
+    const std::vector<double> base = rounds(1000, 3);
+    const BenchmarkComparison v =
+        decided(compare_benchmark(raw(base), raw(base), {}));
+    CHECK(v.verdict == Verdict::kUnchanged);
+    CHECK(*v.change == 0);
+    CHECK(v.reason == "p = 1 >= 0.05 (Holm)");
+  }
+
+  TEST_CASE("verdict: change is the Hodges-Lehmann shift over median(base)") {
+    std::vector<double> base, head;
+    for (int t = 95; t <= 106; ++t) {
+      base.push_back(t);
+      head.push_back(t + 10);
+    }
+    const BenchmarkComparison c = compare_benchmark(raw(base), raw(head), {});
+    CHECK(*c.change == doctest::Approx(10 / 100.5).epsilon(1e-14));
+    // The differences are symmetric about 10, so is the interval.
+    CHECK(*c.ci_high - *c.change ==
+          doctest::Approx(*c.change - *c.ci_low).epsilon(1e-12));
+    CHECK(*c.ci_low > 0);
+  }
+
+  TEST_CASE("verdict: the threshold decides a significant small change") {
+    const std::vector<double> base = rounds(1000, 0.5);
+    const BenchmarkComparison c =
+        compare_benchmark(raw(base), raw(scaled(base, 1.03)), {});
+    CHECK(*c.p_value_raw < 1e-9);
+    CHECK(*c.change == doctest::Approx(0.03).epsilon(0.05));
+    const BenchmarkComparison within = decided(c);
+    CHECK(within.verdict == Verdict::kUnchanged);
+    CHECK(within.reason == "+3.0% is within the 5% threshold");
+    CompareSettings low;
+    low.threshold = 0.02;
+    CHECK(decided(c, low).verdict == Verdict::kRegression);
+  }
+
+  TEST_CASE("verdict: the confidence interval must exclude 0") {
+    const BenchmarkComparison slower = decided(tested(0.001, 0.1, -0.01, 0.2));
+    CHECK(slower.verdict == Verdict::kUnchanged);
+    CHECK(slower.reason ==
+          "95% confidence interval [-1.0%, +20.0%] includes 0");
+    CHECK(decided(tested(0.001, 0.1, 0.01, 0.2)).verdict ==
+          Verdict::kRegression);
+    CHECK(decided(tested(0.001, -0.1, -0.2, 0.01)).verdict ==
+          Verdict::kUnchanged);
+    CHECK(decided(tested(0.001, -0.1, -0.2, -0.01)).verdict ==
+          Verdict::kImprovement);
+  }
+
+  TEST_CASE("verdict: significance is decisive") {
+    CHECK(decided(tested(0.049, 0.1, 0.05, 0.15)).verdict ==
+          Verdict::kRegression);
+    const BenchmarkComparison v = decided(tested(0.05, 0.1, 0.05, 0.15));
+    CHECK(v.verdict == Verdict::kUnchanged);
+    CHECK(v.reason == "p = 0.05 >= 0.05 (Holm)");
+    // Two digits would print 0.05 for 0.0496: more are shown.
+    CHECK(decided(tested(0.0496, 0.1, 0.05, 0.15)).reason ==
+          "p = 0.0496 < 0.05 (Holm), +10.0% beyond the 5% threshold");
+  }
+
+  TEST_CASE("verdict: the correction across benchmarks changes verdicts") {
+    std::vector<BenchmarkComparison> list = {
+        tested(0.03, 0.1, 0.05, 0.15), tested(0.04, 0.1, 0.05, 0.15),
+        compare_benchmark(raw({1, 2}), raw(rounds(1, 1)), {})};
+    CompareSettings settings;
+    settings.correction = Correction::kNone;
+    apply_verdicts(list, settings);
+    CHECK(list[0].verdict == Verdict::kRegression);
+    CHECK(list[1].verdict == Verdict::kRegression);
+    CHECK(*list[0].p_value == 0.03);
+    settings.correction = Correction::kHolm;
+    apply_verdicts(list, settings);
+    // m = 2 (the inconclusive row has no p-value): 0.06 and 0.06.
+    CHECK(*list[0].p_value == doctest::Approx(0.06));
+    CHECK(*list[1].p_value == doctest::Approx(0.06));
+    CHECK(*list[0].p_value_raw == 0.03);
+    CHECK(list[0].verdict == Verdict::kUnchanged);
+    CHECK(list[1].reason == "p = 0.06 >= 0.05 (Holm)");
+    settings.correction = Correction::kBenjaminiHochberg;
+    apply_verdicts(list, settings);
+    CHECK(*list[0].p_value == doctest::Approx(0.04));
+    CHECK(list[0].verdict == Verdict::kRegression);
+    CHECK(contains(list[0].reason, "(Benjamini-Hochberg)"));
+    CHECK(list[2].verdict == Verdict::kInconclusive);
+    CHECK(list[2].reason == "2 rounds in base, need 6");
+    CHECK_FALSE(list[2].p_value);
+  }
+
+  TEST_CASE("verdict: too few rounds are inconclusive, never a guess") {
+    const SideSamples many = raw(rounds(1000, 3));
+    BenchmarkComparison c = compare_benchmark(raw({1, 2, 3}), many, {});
+    CHECK(c.reason == "3 rounds in base, need 6");
+    CHECK(no_outcome(c));
+    CHECK(c.base.median_ns == 2);
+    CHECK(c.base.rounds == 3);
+    c = decided(c);
+    CHECK(c.verdict == Verdict::kInconclusive);
+    CHECK(c.reason == "3 rounds in base, need 6");
+    CHECK(compare_benchmark(raw({1, 2, 3}), raw({5}), {}).reason ==
+          "3 rounds in base and 1 round in head, need 6");
+    CHECK(compare_benchmark(SideSamples{}, many, {}).reason ==
+          "0 rounds in base, need 6");
+    CompareSettings strict;
+    strict.min_rounds = 30;
+    CHECK(compare_benchmark(many, many, strict).reason ==
+          "20 rounds in base and 20 rounds in head, need 30");
+    CompareSettings lax;
+    lax.min_rounds = 0;
+    CHECK(compare_benchmark(raw({5}), many, lax).reason ==
+          "1 round in base, need 2");
+    CHECK(compare_benchmark(summary(100, 1, 4, 100), many, {}).reason ==
+          "4 rounds in base, need 6");
+  }
+
+  TEST_CASE(
+      "verdict: NaN, infinite, zero and negative times are inconclusive") {
+    const std::vector<double> good = rounds(1000, 3);
+    std::vector<double> bad = good;
+    bad[1] = std::nan("");
+    BenchmarkComparison c = compare_benchmark(raw(bad), raw(good), {});
+    CHECK(c.reason == "base: round 2 time is NaN");
+    CHECK(no_outcome(c));
+    CHECK_FALSE(c.base.median_ns);
+    CHECK_FALSE(c.base.mean_ns);
+    CHECK(c.head.median_ns);
+    bad[1] = -5;
+    CHECK(compare_benchmark(raw(good), raw(bad), {}).reason ==
+          "head: round 2 time is negative (-5 ns)");
+    bad[1] = 0;
+    CHECK(compare_benchmark(raw(bad), raw(good), {}).reason ==
+          "base: round 2 time is 0");
+    bad[1] = INFINITY;
+    CHECK(compare_benchmark(raw(bad), raw(good), {}).reason ==
+          "base: round 2 time is infinite");
+    c = compare_benchmark(summary(NAN, 1, 10, 100), raw(good), {});
+    CHECK(c.reason == "base: mean time is NaN");
+    CHECK_FALSE(c.base.mean_ns);
+    CHECK(decided(c).verdict == Verdict::kInconclusive);
+    CHECK(compare_benchmark(raw(good), summary(100, -1, 10, 100), {}).reason ==
+          "head: stdev is negative (-1 ns)");
+    CHECK(compare_benchmark(summary(0, 0, 10, 0), raw(good), {}).reason ==
+          "base: mean time is 0");
+  }
+
+  TEST_CASE("verdict: summary stats only (codspeed-cpp) use Welch's t") {
+    const SideSamples base = summary(1000, 20, 100, 998);
+    BenchmarkComparison c =
+        compare_benchmark(base, summary(1100, 25, 100, 1097), {});
+    CHECK(c.test == CompareTest::kWelchT);
+    CHECK(*c.change == doctest::Approx(0.1).epsilon(1e-12));
+    // SE = sqrt(4 + 6.25), df = 188.9, t(0.975) = 1.9728: +-0.632%.
+    CHECK(*c.ci_low == doctest::Approx(0.1 - 0.006316).epsilon(1e-4));
+    CHECK(*c.ci_high == doctest::Approx(0.1 + 0.006316).epsilon(1e-4));
+    CHECK(*c.p_value_raw < 1e-10);
+    CHECK(c.base.median_ns == 998);
+    CHECK(c.base.mean_ns == 1000);
+    CHECK(c.base.stdev_ns == 20);
+    CHECK(c.base.rounds == 100);
+    CHECK(c.base.source == format::SampleSource::kSummary);
+    CHECK(decided(c).verdict == Verdict::kRegression);
+    c = decided(compare_benchmark(base, summary(1001, 20, 100, 999), {}));
+    CHECK(c.verdict == Verdict::kUnchanged);
+    CHECK(*c.p_value > 0.5);
+    CHECK(*c.change == doctest::Approx(0.001).epsilon(1e-9));
+  }
+
+  TEST_CASE("verdict: raw rounds against a summary use the rounds' mean") {
+    const std::vector<double> base = rounds(1000, 3);  // mean 1028.5
+    const BenchmarkComparison c =
+        compare_benchmark(raw(base), summary(1131.35, 20, 50, 1131), {});
+    CHECK(c.test == CompareTest::kWelchT);
+    CHECK(*c.change == doctest::Approx(0.1).epsilon(1e-12));
+    CHECK(c.base.rounds == 20);
+    CHECK(c.head.rounds == 50);
+    CHECK(decided(c).verdict == Verdict::kRegression);
+  }
+
+  TEST_CASE("verdict: a zero standard error gives no NaN") {
+    BenchmarkComparison c = compare_benchmark(summary(500, 0, 10, 500),
+                                              summary(500, 0, 10, 500), {});
+    CHECK(*c.p_value_raw == 1);
+    CHECK(*c.change == 0);
+    CHECK(*c.ci_low == 0);
+    CHECK(decided(c).verdict == Verdict::kUnchanged);
+    c = compare_benchmark(summary(500, 0, 10, 500), summary(550, 0, 10, 550),
+                          {});
+    CHECK(*c.p_value_raw == 0);
+    CHECK(*c.ci_low == doctest::Approx(0.1));
+    CHECK(*c.ci_high == doctest::Approx(0.1));
+    CHECK(decided(c).verdict == Verdict::kRegression);
+    const std::vector<double> flat(10, 7.0);
+    c = decided(compare_benchmark(raw(flat), raw(flat), {}));
+    CHECK(*c.p_value == 1);
+    CHECK(c.verdict == Verdict::kUnchanged);
+  }
+
+  TEST_CASE("verdict: an invalid confidence falls back to 95%") {
+    const std::vector<double> base = rounds(1000, 3);
+    const std::vector<double> head = scaled(base, 1.1);
+    CompareSettings odd;
+    odd.confidence = 2;
+    const BenchmarkComparison a = compare_benchmark(raw(base), raw(head), odd);
+    const BenchmarkComparison b = compare_benchmark(raw(base), raw(head), {});
+    CHECK(*a.ci_low == *b.ci_low);
+    CHECK(*a.ci_high == *b.ci_high);
+  }
+
+  TEST_CASE("verdict: paired rounds use Wilcoxon's signed-rank test") {
+    const std::vector<double> base = rounds(1000, 3, 12);
+    std::vector<double> head = base;
+    for (double& t : head) t += 10;
+    BenchmarkComparison c = compare_paired(base, head, {});
+    CHECK(c.test == CompareTest::kWilcoxonSignedRank);
+    // All 12 differences are 10: the shift and its interval are exactly 10.
+    CHECK(*c.change == doctest::Approx(10 / 1016.5).epsilon(1e-14));
+    CHECK(*c.ci_low == *c.change);
+    CHECK(*c.ci_high == *c.change);
+    CHECK(*c.p_value_raw < 0.001);
+    CHECK(c.base.source == format::SampleSource::kPaired);
+    CHECK(c.base.rounds == 12);
+    CompareSettings low;
+    low.threshold = 0.005;
+    CHECK(decided(c, low).verdict == Verdict::kRegression);
+    CHECK(decided(c).verdict == Verdict::kUnchanged);
+    c = decided(compare_paired(base, scaled(base, 0.9), {}));
+    CHECK(c.verdict == Verdict::kImprovement);
+    CHECK(*c.change == doctest::Approx(-0.1).epsilon(0.02));
+  }
+
+  TEST_CASE("verdict: paired rounds that cannot be tested are inconclusive") {
+    const std::vector<double> base = rounds(1000, 3, 10);
+    std::vector<double> head = rounds(1000, 3, 9);
+    CHECK(compare_paired(base, head, {}).reason ==
+          "10 rounds in base but 9 rounds in head: pairs must match");
+    const std::vector<double> three = {1, 2, 3};
+    CHECK(compare_paired(three, three, {}).reason == "3 pairs, need 6");
+    head = base;
+    head[0] = NAN;
+    const BenchmarkComparison c = compare_paired(base, head, {});
+    CHECK(c.reason == "head: round 1 time is NaN");
+    CHECK(no_outcome(c));
+  }
+
+  TEST_CASE("verdict: relative spread of per-folder medians") {
+    CHECK(relative_spread(std::vector<double>{100, 110, 105}) ==
+          doctest::Approx(0.1));
+    CHECK(relative_spread(std::vector<double>{}) == 0);
+    CHECK(relative_spread(std::vector<double>{5}) == 0);
+    CHECK(relative_spread(std::vector<double>{0, 1}) == 0);
+    CHECK(relative_spread(std::vector<double>{100, NAN, 120}) ==
+          doctest::Approx(0.2));
+  }
+}
+
+}  // namespace
+}  // namespace runner::compare
