@@ -6,7 +6,7 @@
 PACKAGES := g++ clang meson ninja-build pkg-config cmake \
             libdw-dev libelf-dev libboost-dev nlohmann-json3-dev \
             libmsgpack-cxx-dev doctest-dev libiberty-dev \
-            libcli11-dev libyaml-cpp-dev chromium python3-jsonschema \
+            libcli11-dev libyaml-cpp-dev chromium python3-jsonschema cmark-gfm \
             linux-perf elfutils binutils clang-format clang-tidy util-linux procps
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -72,7 +72,8 @@ test: build browser-deps
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
-                metadata timestamps perf_map pipedata report
+                metadata timestamps perf_map pipedata report \
+                compare_report
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \

@@ -2,13 +2,10 @@
 // (verdict.cpp, render.cpp, paired.cpp, compare.cpp); this file is deleted.
 #include "compare/compare.hpp"
 #include "compare/paired.hpp"
-#include "compare/render.hpp"
 #include "compare/verdict.hpp"
 
 namespace runner::compare {
 
-std::string render_text(const format::CompareReport&) { return ""; }
-std::string render_markdown(const format::CompareReport&) { return ""; }
 base::Result<format::CompareReport> run_paired(const CompareOptions&,
                                                std::ostream&) {
   return base::Error("paired mode: not implemented yet");

@@ -1,0 +1,598 @@
+// render_text and render_markdown: the comparison as people read it. Times
+// are per iteration in human units with 3 significant digits, changes in
+// percent with one decimal. Names come from benchmarks (hostile ones too):
+// the text replaces invalid UTF-8 and control characters, and elides names
+// wider than kNameColumns in the middle; the markdown escapes every
+// character that could start markup or end a table cell.
+#include "compare/render.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runner::compare {
+namespace {
+
+using format::BenchmarkComparison;
+using format::CompareReport;
+using format::Verdict;
+
+// Names and functions wider than this (in terminal columns) are shortened
+// in the middle in the text: first half, "…", last half.
+constexpr size_t kNameColumns = 60;
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // U+2026
+
+// ---- numbers ----------------------------------------------------------------
+
+std::string printf_string(const char* spec, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), spec, value);
+  return buffer;
+}
+
+// Decimals that show `v` (> 0) with 3 significant digits once rounded.
+int decimals_for(double v) {
+  const int power = static_cast<int>(std::floor(std::log10(v)));
+  int decimals = std::max(0, 2 - power);
+  const double scale = std::pow(10.0, decimals);
+  if (std::round(v * scale) / scale >= std::pow(10.0, power + 1))
+    decimals = std::max(0, decimals - 1);
+  return std::min(decimals, 12);
+}
+
+// "812 ns", "1.23 µs", "45.6 ms", "1.00 s", "1234 s"; "n/a" when unknown.
+std::string format_time(std::optional<double> ns) {
+  if (!ns || !std::isfinite(*ns) || *ns < 0) return "n/a";
+  if (*ns == 0) return "0 ns";
+  struct Unit {
+    double scale;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {
+      {1, "ns"}, {1e3, "\xC2\xB5s"}, {1e6, "ms"}, {1e9, "s"}};
+  size_t unit = 0;
+  while (unit + 1 < std::size(kUnits) && *ns >= kUnits[unit + 1].scale) ++unit;
+  double v = *ns / kUnits[unit].scale;
+  int decimals = decimals_for(v);
+  const double scale = std::pow(10.0, decimals);
+  if (std::round(v * scale) / scale >= 1000 && unit + 1 < std::size(kUnits)) {
+    v = *ns / kUnits[++unit].scale;  // 999.7 ns -> 1.00 µs
+    decimals = decimals_for(v);
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f %s", decimals, v,
+                kUnits[unit].name);
+  return buffer;
+}
+
+// The value (fraction, or points when already x100) with a sign and one
+// decimal: "+10.2", "-0.4", "+0.0".
+std::string signed_one_decimal(double v) {
+  std::string digits = printf_string("%.1f", std::fabs(v));
+  const bool negative = v < 0 && digits != "0.0";
+  return (negative ? "-" : "+") + digits;
+}
+
+std::string format_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  return signed_one_decimal(fraction * 100) + "%";
+}
+
+// "+10.2% [+9.1%, +11.3%]", "+10.2%" without an interval, "n/a".
+std::string format_change(const BenchmarkComparison& b) {
+  if (!b.change) return "n/a";
+  std::string out = format_percent(*b.change);
+  if (b.ci_low && b.ci_high)
+    out += " [" + format_percent(*b.ci_low) + ", " +
+           format_percent(*b.ci_high) + "]";
+  return out;
+}
+
+// A share of samples: "12.0%".
+std::string format_share(double share) {
+  return std::isfinite(share) ? printf_string("%.1f%%", share * 100) : "n/a";
+}
+
+// A change of share in percentage points: "+10.5 pts".
+std::string format_points(const format::FunctionShareChange& f) {
+  const double points = (f.head_share - f.base_share) * 100;
+  return std::isfinite(points) ? signed_one_decimal(points) + " pts" : "n/a";
+}
+
+// alpha, p-values: "0.05", "0.0012", "3.4e-07".
+std::string format_p(double p) { return printf_string("%.2g", p); }
+// A fraction as a plain percentage: "5%", "2.5%".
+std::string format_plain_percent(double fraction) {
+  return printf_string("%g", fraction * 100) + "%";
+}
+
+// ---- text safety ------------------------------------------------------------
+
+// One code point decoded from well-formed UTF-8 at s[at], with its length;
+// length 0 for a byte that does not start one.
+struct CodePoint {
+  char32_t value = 0;
+  size_t length = 0;
+};
+
+CodePoint decode(std::string_view s, size_t at) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return {lead, 1};
+  const size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                        : lead >= 0xE0 && lead <= 0xEF ? 3
+                        : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                       : 0;
+  if (length == 0 || at + length > s.size()) return {};
+  char32_t value = lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return {};
+    value = (value << 6) | (byte(at + i) & 0x3F);
+  }
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kSmallest[length] || value > 0x10FFFF ||
+      (value >= 0xD800 && value <= 0xDFFF))
+    return {};
+  return {value, length};
+}
+
+bool is_control(char32_t c) {
+  return c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0);
+}
+
+// Terminal columns of a code point: 0 for combining marks and zero-width
+// characters, 2 for East Asian wide ones and emoji, else 1.
+size_t columns(char32_t c) {
+  if ((c >= 0x300 && c <= 0x36F) || (c >= 0x200B && c <= 0x200F) ||
+      (c >= 0xFE00 && c <= 0xFE0F))
+    return 0;
+  const bool wide =
+      (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) ||
+      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+      (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+      (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1FAFF) ||
+      (c >= 0x20000 && c <= 0x3FFFD);
+  return wide ? 2 : 1;
+}
+
+// The printable pieces of `s`: each code point, invalid bytes and control
+// characters as U+FFFD (tab and line breaks as a space).
+struct Piece {
+  std::string_view bytes;
+  size_t columns;
+};
+
+std::vector<Piece> printable_pieces(std::string_view s) {
+  std::vector<Piece> pieces;
+  for (size_t at = 0; at < s.size();) {
+    const CodePoint cp = decode(s, at);
+    const size_t length = cp.length == 0 ? 1 : cp.length;
+    if (cp.value == '\t' || cp.value == '\n' || cp.value == '\r')
+      pieces.push_back({" ", 1});
+    else if (cp.length == 0 || is_control(cp.value))
+      pieces.push_back({kReplacement, 1});
+    else
+      pieces.push_back({s.substr(at, length), columns(cp.value)});
+    at += length;
+  }
+  return pieces;
+}
+
+std::string join(const std::vector<Piece>& pieces, size_t from, size_t to) {
+  std::string out;
+  for (size_t i = from; i < to; ++i) out.append(pieces[i].bytes);
+  return out;
+}
+
+// `s` made printable, shortened in the middle to at most `width` columns.
+std::string printable(std::string_view s, size_t width = SIZE_MAX) {
+  const std::vector<Piece> pieces = printable_pieces(s);
+  size_t total = 0;
+  for (const Piece& p : pieces) total += p.columns;
+  if (total <= width) return join(pieces, 0, pieces.size());
+  size_t head = 0, head_columns = 0;
+  while (head < pieces.size() &&
+         head_columns + pieces[head].columns <= (width - 1) / 2)
+    head_columns += pieces[head++].columns;
+  size_t tail = pieces.size(), tail_columns = 0;
+  while (tail > head &&
+         head_columns + tail_columns + pieces[tail - 1].columns + 1 <= width)
+    tail_columns += pieces[--tail].columns;
+  return join(pieces, 0, head) + std::string(kEllipsis) +
+         join(pieces, tail, pieces.size());
+}
+
+size_t display_width(std::string_view s) {
+  size_t total = 0;
+  for (const Piece& p : printable_pieces(s)) total += p.columns;
+  return total;
+}
+
+// Markdown inline text that shows `s` literally, in a paragraph or a table
+// cell: markup characters backslash-escaped, HTML ones as entities, line
+// breaks as spaces.
+std::string markdown_escape(std::string_view s) {
+  static constexpr std::string_view kEscaped = "\\`*_[]|~#!$";
+  std::string out;
+  for (const Piece& p : printable_pieces(s)) {
+    const char c = p.bytes.size() == 1 ? p.bytes[0] : '\0';
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else {
+      if (c != '\0' && kEscaped.find(c) != std::string_view::npos) out += '\\';
+      out.append(p.bytes);
+    }
+  }
+  return out;
+}
+
+// ---- wording shared by both outputs -----------------------------------------
+
+// What people call the tests, corrections and sources, in the order of
+// their enums (format/compare_report.hpp).
+constexpr std::string_view kTestTitles[] = {
+    "no test", "Mann\xE2\x80\x93Whitney U", "Welch's t",
+    "Wilcoxon signed-rank"};
+constexpr std::string_view kCorrectionTitles[] = {
+    "Holm", "Benjamini\xE2\x80\x93Hochberg", "no correction"};
+constexpr std::string_view kSourceTitles[] = {
+    "per-round times", "round markers", "summary stats", "paired rounds"};
+
+template <typename E, size_t N>
+std::string_view title_of(const std::string_view (&titles)[N], E value) {
+  const auto index = static_cast<size_t>(value);
+  return index < N ? titles[index] : "?";
+}
+
+// "Mann–Whitney U and Welch's t, Holm, alpha 0.05, threshold 5%": the
+// tests that ran (in a fixed order), then the settings.
+std::string method_line(const CompareReport& report) {
+  std::string tests;
+  for (auto test :
+       {format::CompareTest::kMannWhitneyU, format::CompareTest::kWelchT,
+        format::CompareTest::kWilcoxonSignedRank}) {
+    const bool used = std::any_of(
+        report.benchmarks.begin(), report.benchmarks.end(),
+        [&](const BenchmarkComparison& b) { return b.test == test; });
+    if (used)
+      tests += (tests.empty() ? "" : " and ") +
+               std::string(title_of(kTestTitles, test));
+  }
+  const format::CompareSettings& s = report.settings;
+  std::string out = tests.empty() ? "" : tests + ", ";
+  if (s.paired) out += "paired, ";
+  return out + std::string(title_of(kCorrectionTitles, s.correction)) +
+         ", alpha " + format_p(s.alpha) + ", threshold " +
+         format_plain_percent(s.threshold);
+}
+
+// "1 regression, 0 improvements, 3 unchanged" (+ ", 1 inconclusive").
+std::string counts_line(const CompareReport& report) {
+  auto count = [&](Verdict v) {
+    return std::count_if(
+        report.benchmarks.begin(), report.benchmarks.end(),
+        [&](const BenchmarkComparison& b) { return b.verdict == v; });
+  };
+  const auto regressions = count(Verdict::kRegression);
+  const auto improvements = count(Verdict::kImprovement);
+  std::string out = std::to_string(regressions) +
+                    (regressions == 1 ? " regression, " : " regressions, ") +
+                    std::to_string(improvements) +
+                    (improvements == 1 ? " improvement, " : " improvements, ") +
+                    std::to_string(count(Verdict::kUnchanged)) + " unchanged";
+  if (const auto n = count(Verdict::kInconclusive); n > 0)
+    out += ", " + std::to_string(n) + " inconclusive";
+  return out;
+}
+
+// "1 added, 2 removed", "" when none.
+std::string added_removed_line(const CompareReport& report) {
+  std::string out;
+  if (!report.added.empty())
+    out += std::to_string(report.added.size()) + " added";
+  if (!report.removed.empty())
+    out += (out.empty() ? "" : ", ") + std::to_string(report.removed.size()) +
+           " removed";
+  return out;
+}
+
+// What a side was: its folders joined by " + ", or its command.
+std::string side_description(const format::CompareSide& side) {
+  if (!side.command.empty()) return "'" + side.command + "'";
+  std::string out;
+  for (const std::string& folder : side.folders)
+    out += (out.empty() ? "" : " + ") + folder;
+  return out.empty() ? "(nothing)" : out;
+}
+
+std::string display_name(const std::string& name, const std::string& uri) {
+  return !name.empty() ? name : !uri.empty() ? uri : "(unnamed)";
+}
+
+// The time shown for a side: the median, else the mean.
+std::optional<double> shown_time(const format::CompareSideStats& s) {
+  return s.median_ns ? s.median_ns : s.mean_ns;
+}
+
+double largest_spread(const CompareReport& report) {
+  double spread = 0;
+  for (const format::NoiseEntry& n : report.noise)
+    if (std::isfinite(n.spread)) spread = std::max(spread, n.spread);
+  return spread;
+}
+
+// The advice of the noise report, one sentence.
+std::string noise_advice(const CompareReport& report) {
+  return "run-to-run spread up to " +
+         printf_string("%.1f", largest_spread(report) * 100) +
+         "%: a threshold above that avoids false alarms (now " +
+         format_plain_percent(report.settings.threshold) + ")";
+}
+
+std::string medians_list(const format::NoiseEntry& n) {
+  std::string out;
+  for (double m : n.medians_ns)
+    out += (out.empty() ? "" : ", ") + format_time(m);
+  return out;
+}
+
+// ---- text -------------------------------------------------------------------
+
+enum class Align { kLeft, kRight };
+
+// Rows of cells as aligned columns, two spaces apart, no trailing spaces.
+std::string columns_text(const std::vector<std::vector<std::string>>& rows,
+                         const std::vector<Align>& align,
+                         const std::string& indent) {
+  std::vector<size_t> widths(align.size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i)
+      widths[i] = std::max(widths[i], display_width(row[i]));
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - display_width(row[i]), ' ');
+      if (i > 0) line += "  ";
+      line += align[i] == Align::kRight ? pad + row[i] : row[i] + pad;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string text_table(const CompareReport& report) {
+  std::vector<std::vector<std::string>> rows = {
+      {"benchmark", "base", "head",
+       "change [" + format_plain_percent(report.settings.confidence) + " CI]",
+       "verdict"}};
+  for (const BenchmarkComparison& b : report.benchmarks) {
+    std::string verdict(format::verdict_name(b.verdict));
+    if (b.verdict == Verdict::kInconclusive && !b.reason.empty())
+      verdict += ": " + printable(b.reason);
+    rows.push_back({printable(display_name(b.name, b.uri), kNameColumns),
+                    format_time(shown_time(b.base)),
+                    format_time(shown_time(b.head)), format_change(b),
+                    verdict});
+  }
+  return columns_text(
+      rows,
+      {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft},
+      "");
+}
+
+std::string text_refs(const char* title,
+                      const std::vector<format::BenchmarkRef>& refs) {
+  if (refs.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (const format::BenchmarkRef& r : refs)
+    rows.push_back({printable(display_name(r.name, r.uri), kNameColumns),
+                    printable(r.uri)});
+  return std::string(title) + "\n" +
+         columns_text(rows, {Align::kLeft, Align::kLeft}, "  ");
+}
+
+std::string text_noise(const CompareReport& report) {
+  if (report.noise.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (const format::NoiseEntry& n : report.noise)
+    rows.push_back({printable(n.side),
+                    printable(display_name(n.name, n.uri), kNameColumns),
+                    "spread " + printf_string("%.1f%%", n.spread * 100),
+                    "medians " + medians_list(n)});
+  return "\nrun-to-run noise (several folders on one side):\n" +
+         columns_text(rows,
+                      {Align::kLeft, Align::kLeft, Align::kRight, Align::kLeft},
+                      "  ") +
+         "  " + noise_advice(report) + "\n";
+}
+
+std::string text_functions(const BenchmarkComparison& b) {
+  std::string out = "\nwhere the time went: " +
+                    printable(display_name(b.name, b.uri), kNameColumns);
+  if (!b.diff_flamegraph.empty())
+    out += " (" + printable(b.diff_flamegraph) + ")";
+  std::vector<std::vector<std::string>> rows = {
+      {"function", "base", "head", "change"}};
+  for (const format::FunctionShareChange& f : b.top_functions)
+    rows.push_back({printable(f.function, kNameColumns),
+                    format_share(f.base_share), format_share(f.head_share),
+                    format_points(f)});
+  return out + "\n" +
+         columns_text(
+             rows, {Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
+             "  ");
+}
+
+// ---- markdown ---------------------------------------------------------------
+
+std::string md_table(const CompareReport& report) {
+  std::string out = "| benchmark | base | head | change [" +
+                    format_plain_percent(report.settings.confidence) +
+                    " CI] | verdict |\n| :-- | --: | --: | :-- | :-- |\n";
+  for (const BenchmarkComparison& b : report.benchmarks) {
+    std::string verdict(format::verdict_name(b.verdict));
+    if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
+    out += "| " + markdown_escape(display_name(b.name, b.uri)) + " | " +
+           format_time(shown_time(b.base)) + " | " +
+           format_time(shown_time(b.head)) + " | " + format_change(b) + " | " +
+           verdict + " |\n";
+  }
+  return out;
+}
+
+std::string md_side(const char* title, const format::CompareSideStats& s) {
+  std::string out = std::string("- ") + title + ": median " +
+                    format_time(s.median_ns) + ", mean " +
+                    format_time(s.mean_ns) + ", stdev " +
+                    format_time(s.stdev_ns) + "; " + std::to_string(s.rounds) +
+                    (s.rounds == 1 ? " round" : " rounds");
+  if (s.folders > 0)
+    out += " from " + std::to_string(s.folders) +
+           (s.folders == 1 ? " folder" : " folders");
+  return out + " (" + std::string(title_of(kSourceTitles, s.source)) + ")\n";
+}
+
+std::string md_test(const BenchmarkComparison& b,
+                    const format::CompareSettings& settings) {
+  std::string out = "- test: " + std::string(title_of(kTestTitles, b.test));
+  if (b.p_value) out += ", p = " + format_p(*b.p_value);
+  if (b.p_value_raw && settings.correction != format::Correction::kNone)
+    out += " after " +
+           std::string(title_of(kCorrectionTitles, settings.correction)) +
+           " (" + format_p(*b.p_value_raw) + " before)";
+  return out + "\n";
+}
+
+std::string md_functions(const BenchmarkComparison& b) {
+  if (b.top_functions.empty()) return "";
+  std::string out =
+      "\n| function | base share | head share | change |\n"
+      "| :-- | --: | --: | --: |\n";
+  for (const format::FunctionShareChange& f : b.top_functions)
+    out += "| " + markdown_escape(f.function) + " | " +
+           format_share(f.base_share) + " | " + format_share(f.head_share) +
+           " | " + format_points(f) + " |\n";
+  return out;
+}
+
+std::string md_benchmark(const BenchmarkComparison& b,
+                         const format::CompareSettings& settings) {
+  std::string out = "**" + markdown_escape(display_name(b.name, b.uri)) +
+                    "**: " + std::string(format::verdict_name(b.verdict));
+  if (!b.reason.empty()) out += ", " + markdown_escape(b.reason);
+  out += "\n\n- uri: " + markdown_escape(b.uri) +
+         "\n- change: " + format_change(b) + "\n" + md_test(b, settings) +
+         md_side("base", b.base) + md_side("head", b.head);
+  if (!b.diff_flamegraph.empty())
+    out += "- differential flamegraph: " + markdown_escape(b.diff_flamegraph) +
+           "\n";
+  return out + md_functions(b) + "\n";
+}
+
+std::string md_details(const std::string& summary, const std::string& body) {
+  const bool blank_end = body.ends_with("\n\n");
+  return "\n<details><summary>" + summary + "</summary>\n\n" + body +
+         (blank_end ? "" : "\n") + "</details>\n";
+}
+
+std::string md_benchmarks(const CompareReport& report) {
+  if (report.benchmarks.empty()) return "";
+  const format::CompareSettings& s = report.settings;
+  std::string body =
+      "Base: " + markdown_escape(side_description(report.base)) +
+      "; head: " + markdown_escape(side_description(report.head)) + "; " +
+      format_plain_percent(s.confidence) + " confidence intervals; at least " +
+      std::to_string(s.min_rounds) + " rounds per side.\n\n";
+  for (const BenchmarkComparison& b : report.benchmarks)
+    body += md_benchmark(b, s);
+  return md_details("Details: tests, p-values, rounds, top functions", body);
+}
+
+std::string md_refs(const CompareReport& report) {
+  std::string body;
+  for (const format::BenchmarkRef& r : report.added)
+    body += "- added: " + markdown_escape(display_name(r.name, r.uri)) + " (" +
+            markdown_escape(r.uri) + ")\n";
+  for (const format::BenchmarkRef& r : report.removed)
+    body += "- removed: " + markdown_escape(display_name(r.name, r.uri)) +
+            " (" + markdown_escape(r.uri) + ")\n";
+  if (body.empty()) return "";
+  return md_details(
+      "Added and removed benchmarks: " + added_removed_line(report), body);
+}
+
+std::string md_noise(const CompareReport& report) {
+  if (report.noise.empty()) return "";
+  std::string body = noise_advice(report) + ".\n\n";
+  for (const format::NoiseEntry& n : report.noise)
+    body += "- " + markdown_escape(n.side) + ", " +
+            markdown_escape(display_name(n.name, n.uri)) + ": spread " +
+            printf_string("%.1f%%", n.spread * 100) + ", medians " +
+            medians_list(n) + "\n";
+  return md_details("Run-to-run noise: spread up to " +
+                        printf_string("%.1f%%", largest_spread(report) * 100),
+                    body);
+}
+
+std::string md_warnings(const CompareReport& report) {
+  if (report.warnings.empty()) return "";
+  std::string body;
+  for (const std::string& w : report.warnings)
+    body += "- " + markdown_escape(w) + "\n";
+  return md_details("Warnings: " + std::to_string(report.warnings.size()),
+                    body);
+}
+
+}  // namespace
+
+std::string render_text(const CompareReport& report) {
+  std::string out = "base " + printable(side_description(report.base)) +
+                    " vs head " + printable(side_description(report.head)) +
+                    " (" + method_line(report) + ")\n\n";
+  out += report.benchmarks.empty() ? "no benchmark on both sides\n"
+                                   : text_table(report);
+  out += "\n" + counts_line(report);
+  if (const std::string more = added_removed_line(report); !more.empty())
+    out += "; " + more;
+  out += "\n";
+  if (!report.added.empty() || !report.removed.empty())
+    out += "\n" + text_refs("added (only in head):", report.added) +
+           text_refs("removed (only in base):", report.removed);
+  out += text_noise(report);
+  for (const BenchmarkComparison& b : report.benchmarks)
+    if (!b.top_functions.empty()) out += text_functions(b);
+  if (!report.warnings.empty()) {
+    out += "\nwarnings:\n";
+    for (const std::string& w : report.warnings)
+      out += "  " + printable(w) + "\n";
+  }
+  return out;
+}
+
+std::string render_markdown(const CompareReport& report) {
+  std::string out = "**runner compare**: " + counts_line(report) + " (" +
+                    markdown_escape(method_line(report)) + ")";
+  if (const std::string more = added_removed_line(report); !more.empty())
+    out += "; " + more;
+  out += "\n\n";
+  if (report.benchmarks.empty())
+    out += "No benchmark on both sides.\n";
+  else
+    out += md_table(report);
+  return out + md_benchmarks(report) + md_refs(report) + md_noise(report) +
+         md_warnings(report);
+}
+
+}  // namespace runner::compare

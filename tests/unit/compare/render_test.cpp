@@ -1,0 +1,278 @@
+// The text and markdown of a comparison: structure (one markdown table, one
+// row per benchmark in the report's order, aligned text columns), hostile
+// names escaped, human units; and the markdown as GitHub renders it
+// (cmark-gfm, GitHub's own implementation) is one table with the right rows.
+#include "compare/render.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "base/child_process.hpp"
+#include "base/fs.hpp"
+#include "base/unique_fd.hpp"
+#include "format/format.hpp"
+#include "tests/support/compare_sample.hpp"
+#include "tests/support/skip.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner;
+using compare::render_markdown;
+using compare::render_text;
+using format::BenchmarkComparison;
+using format::CompareReport;
+using format::Verdict;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The lines of the markdown's table: those starting with '|' before the
+// first <details>.
+std::vector<std::string> table_lines(const std::string& markdown) {
+  std::vector<std::string> table;
+  for (const std::string& line :
+       lines_of(markdown.substr(0, markdown.find("<details>"))))
+    if (line.starts_with("|")) table.push_back(line);
+  return table;
+}
+
+// Cell separators of a table line: '|' not escaped by a backslash.
+size_t unescaped_pipes(const std::string& line) {
+  size_t pipes = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\')
+      ++i;
+    else if (line[i] == '|')
+      ++pipes;
+  }
+  return pipes;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+BenchmarkComparison named(std::string name, Verdict verdict,
+                          std::optional<double> median_ns) {
+  BenchmarkComparison b;
+  b.uri = "bench.cpp::" + name;
+  b.name = std::move(name);
+  b.verdict = verdict;
+  b.base.median_ns = median_ns;
+  b.head.median_ns = median_ns;
+  return b;
+}
+
+// A name that tries every way out of a table cell and into markup.
+const std::string kHostile =
+    "a|b <script>x</script> *s* _u_ [l](u) `c` $m$ ~t~ #h \\| &amp;\n| x | y |"
+    "\x1b[31m\xFF";
+
+}  // namespace
+
+TEST_CASE("markdown: one summary line, one table, one row per benchmark") {
+  const CompareReport report = testing::sample_compare_report();
+  const std::string md = render_markdown(report);
+  CHECK(md.starts_with(
+      "**runner compare**: 1 regression, 1 improvement, 2 unchanged, 1 "
+      "inconclusive (Mann\xE2\x80\x93Whitney U and Welch's t, Holm, alpha "
+      "0.05, threshold 5%); 1 added, 1 removed\n\n| benchmark |"));
+  const auto table = table_lines(md);
+  REQUIRE(table.size() == 2 + report.benchmarks.size());
+  CHECK(table[0] == "| benchmark | base | head | change [95% CI] | verdict |");
+  for (const std::string& line : table) CHECK(unescaped_pipes(line) == 6);
+  // In the report's order (the caller sorts): regression first.
+  CHECK(table[2].find("**regression**") != std::string::npos);
+  CHECK(table[3].find("| improvement |") != std::string::npos);
+  CHECK(table[6].find("| inconclusive |") != std::string::npos);
+  CHECK(table[2].starts_with("| parse \\| json (\xC3\xBCn"));
+  CHECK(table[2].find("| +10.2% [+9.1%, +11.3%] |") != std::string::npos);
+  // Everything else is collapsed, each <details> closed.
+  CHECK(count(md, "<details>") == 4);
+  CHECK(count(md, "</details>") == 4);
+  CHECK(md.find("emoji") == std::string::npos);
+  CHECK(md.find("| json::parse\\_value(char const\\*&amp;) | 12.0% | 22.5% | "
+                "+10.5 pts |") != std::string::npos);
+  CHECK(md.find("p = 0.0012 after Holm (0.0004 before)") != std::string::npos);
+  CHECK(md.find("- differential flamegraph: parse\\_json.diff.svg") !=
+        std::string::npos);
+  CHECK(md.find("run-to-run spread up to 3.1%: a threshold above that avoids "
+                "false alarms") != std::string::npos);
+}
+
+TEST_CASE("markdown: a hostile name stays inside its cell") {
+  CompareReport report;
+  report.benchmarks = {named(kHostile, Verdict::kRegression, 5.0),
+                       named("plain", Verdict::kUnchanged, 6.0)};
+  report.added = {{kHostile, kHostile}};
+  report.warnings = {kHostile};
+  const std::string md = render_markdown(report);
+  const auto table = table_lines(md);
+  REQUIRE(table.size() == 4);
+  CHECK(unescaped_pipes(table[2]) == 6);
+  CHECK(table[2] ==
+        "| a\\|b &lt;script&gt;x&lt;/script&gt; \\*s\\* \\_u\\_ \\[l\\](u) "
+        "\\`c\\` \\$m\\$ \\~t\\~ \\#h \\\\\\| &amp;amp; \\| x \\| y \\|"
+        "\xEF\xBF\xBD\\[31m\xEF\xBF\xBD | 5.00 ns | 5.00 ns | n/a | "
+        "**regression** |");
+  CHECK(md.find('\x1b') == std::string::npos);
+  CHECK(md.find("<script>") == std::string::npos);
+}
+
+TEST_CASE("text: header, aligned columns, sections") {
+  const CompareReport report = testing::sample_compare_report();
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() > 10);
+  CHECK(lines[0] ==
+        "base runner-profile.base-1 + runner-profile.base-2 vs head "
+        "runner-profile.head (Mann\xE2\x80\x93Whitney U and Welch's t, Holm, "
+        "alpha 0.05, threshold 5%)");
+  CHECK(lines[1].empty());
+  CHECK(lines[2].starts_with("benchmark "));
+  // Columns line up: "change" starts at the same place on every row (in
+  // characters; the names here are one column per character but for 日本).
+  const size_t at = lines[2].find("change [95% CI]");
+  CHECK(lines[4].find("-15.3% [-17.1%, -13.5%]") == at);
+  CHECK(lines[5].find("+0.8% [-0.4%, +2.1%]") == at + 2);  // "µ" is 2 bytes
+  CHECK(lines[3].ends_with("regression"));
+  CHECK(lines[7].ends_with("inconclusive: 3 rounds in base, need 6"));
+  // The long name is shortened in the middle to 60 columns.
+  CHECK(lines[6].starts_with(
+      "BM_HashTable/insert/1048576/r\xE2\x80\xA6:8/iterations:1000/"
+      "manual_time   2.50 s"));
+  const std::string text = render_text(report);
+  CHECK(text.find("\n1 regression, 1 improvement, 2 unchanged, 1 "
+                  "inconclusive; 1 added, 1 removed\n") != std::string::npos);
+  CHECK(text.find("\nadded (only in head):\n  new_bench  "
+                  "bench_new.cpp::new_bench\n") != std::string::npos);
+  CHECK(text.find("  run-to-run spread up to 3.1%: a threshold above that "
+                  "avoids false alarms (now 5%)\n") != std::string::npos);
+  CHECK(text.find("\nwhere the time went: fib_20 (fib_20.diff.svg)\n") !=
+        std::string::npos);
+  CHECK(
+      text.ends_with("\nwarnings:\n  head: results/4242.json: benchmark "
+                     "'bench_old.cpp::broken' has 0 rounds: left out\n"));
+  for (const std::string& line : lines) CHECK_FALSE(line.ends_with(" "));
+}
+
+TEST_CASE("text: times in human units with 3 significant digits") {
+  CompareReport report;
+  for (double ns : {0.0, 0.5, 12.345, 999.4, 999.7, 1234.0, 99'960.0, 4.2e6,
+                    1.2e9, 1.234e12})
+    report.benchmarks.push_back(named("b", Verdict::kUnchanged, ns));
+  report.benchmarks.push_back(named("none", Verdict::kInconclusive, {}));
+  const auto lines = lines_of(render_text(report));
+  const std::vector<std::string> expected = {"0 ns",
+                                             "0.500 ns",
+                                             "12.3 ns",
+                                             "999 ns",
+                                             "1.00 \xC2\xB5s",
+                                             "1.23 \xC2\xB5s",
+                                             "100 \xC2\xB5s",
+                                             "4.20 ms",
+                                             "1.20 s",
+                                             "1234 s",
+                                             "n/a"};
+  REQUIRE(lines.size() >= 3 + expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    CHECK_MESSAGE(
+        lines[3 + i].find("  " + expected[i] + "  ") != std::string::npos,
+        lines[3 + i], " wants ", expected[i]);
+}
+
+TEST_CASE("text: hostile names are printable and elided; no benchmark") {
+  CompareReport report;
+  report.benchmarks = {named(kHostile, Verdict::kImprovement, 1.0)};
+  report.benchmarks[0].change = -0.0004;
+  const std::string text = render_text(report);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find("\xFF") == std::string::npos);
+  CHECK(count(text, "\n") == 6);  // header, blank, 2 rows, blank, counts
+  CHECK(text.find("+0.0%") != std::string::npos);  // never "-0.0%"
+
+  const std::string empty = render_text(CompareReport{});
+  CHECK(empty.find("\nno benchmark on both sides\n") != std::string::npos);
+  CHECK(render_markdown(CompareReport{}).find("No benchmark on both sides.") !=
+        std::string::npos);
+}
+
+TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
+  const char* path = std::getenv("PATH");
+  auto tool = base::find_executable("cmark-gfm", path ? path : "");
+  if (!tool) RUNNER_SKIP_CASE("cmark-gfm not found (Debian package cmark-gfm)");
+  CompareReport report = testing::sample_compare_report();
+  report.benchmarks.push_back(named(kHostile, Verdict::kInconclusive, 3.0));
+  testing::TempDir dir;
+  REQUIRE(
+      base::write_file_atomic(dir.file("compare.md"), render_markdown(report)));
+  base::UniqueFd out(::open(dir.file("compare.html").c_str(),
+                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  REQUIRE(out.get() >= 0);
+  // GitHub's extensions for comments; raw HTML kept (<details>).
+  base::SpawnOptions options;
+  options.argv = {*tool,   "--unsafe",  "-e",
+                  "table", "-e",        "strikethrough",
+                  "-e",    "tagfilter", dir.file("compare.md")};
+  options.stdout_fd = out.get();
+  auto child = base::ChildProcess::spawn(options);
+  REQUIRE_MESSAGE(child, child.error().what());
+  auto status = child->wait();
+  REQUIRE(status);
+  REQUIRE(status->success());
+  auto html = base::read_file(dir.file("compare.html"));
+  REQUIRE(html);
+  const std::string top = html->substr(0, html->find("<details>"));
+  CHECK(count(top, "<table>") == 1);
+  CHECK(count(top, "<tr>") == 1 + report.benchmarks.size());
+  CHECK(count(top, "<th ") == 5);  // aligned cells
+  CHECK(count(top, "<td") == 5 * report.benchmarks.size());
+  CHECK(count(top, "<strong>regression</strong>") == 1);
+  // The hostile name is shown as its text, nothing else.
+  CHECK(top.find("<td align=\"left\">a|b &lt;script&gt;x&lt;/script&gt; *s* "
+                 "_u_ [l](u) `c` $m$ ~t~ #h \\| &amp;amp; | x | y |") !=
+        std::string::npos);
+  CHECK(count(*html, "<table>") == 3);  // + two top-function tables
+  CHECK(count(*html, "<details>") == 4);
+}
+
+TEST_CASE("text and markdown: paired mode and other settings") {
+  CompareReport report;
+  report.base.command = "./bench --old";
+  report.head.command = "./bench --new";
+  report.settings.paired = true;
+  report.settings.correction = format::Correction::kNone;
+  report.settings.alpha = 0.01;
+  report.settings.threshold = 0.025;
+  report.settings.confidence = 0.9;
+  report.benchmarks = {named("pair", Verdict::kRegression, 2e6)};
+  report.benchmarks[0].test = format::CompareTest::kWilcoxonSignedRank;
+  report.benchmarks[0].change = 0.031;
+  report.benchmarks[0].p_value = report.benchmarks[0].p_value_raw = 0.004;
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines[0] ==
+        "base './bench --old' vs head './bench --new' (Wilcoxon signed-rank, "
+        "paired, no correction, alpha 0.01, threshold 2.5%)");
+  CHECK(lines[2] == "benchmark     base     head  change [90% CI]  verdict");
+  CHECK(lines[3] == "pair       2.00 ms  2.00 ms  +3.1%            regression");
+  const std::string md = render_markdown(report);
+  CHECK(md.find("- test: Wilcoxon signed-rank, p = 0.004\n") !=
+        std::string::npos);
+  CHECK(md.find("| change [90% CI] |") != std::string::npos);
+}
