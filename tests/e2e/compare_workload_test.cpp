@@ -182,10 +182,9 @@ TEST_SUITE("e2e") {
       improvement |= is_improvement(ba);
       if (unchanged && regression && improvement) break;
     }
-    INFO(log.str());
+    MESSAGE(log.str());
     CHECK(unchanged);
     CHECK(regression);
     CHECK(improvement);
-    MESSAGE(log.str());
   }
 }
