@@ -14,7 +14,8 @@ BUILD ?= build
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
-.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man
+.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man \
+        bench-compare
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -95,6 +96,23 @@ fuzz: deps
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in $(FUZZ_BUILD)/crashes/)"; exit 1; fi; \
 	echo "fuzz: every target ran $(FUZZ_SECONDS) s clean"
+
+# runner compare's false-alarm and detection rates on this machine
+# (bench/compare/compare_bench.py): 20 A/A pairs and 20 A/B pairs at 5% and
+# at 10% slowdown of compare_workload, each pair two fresh `runner exec`
+# runs; runner compare's verdicts next to compare.py's U test (scipy) and a
+# plain 5% threshold on the same data. About 10 minutes on 2 cores; the
+# table is printed and written to $(BENCH_COMPARE_OUT)/compare_bench.json.
+BENCH_COMPARE_OUT ?= $(BUILD)/bench-compare
+BENCH_COMPARE_ARGS ?=
+bench-compare: build
+	@dpkg-query -W -f='$${Status}' python3-scipy 2>/dev/null | grep -q 'install ok installed' || { \
+	  echo "installing: python3-scipy"; $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-scipy; }
+	/usr/bin/python3 bench/compare/compare_bench.py --runner $(RUNNER) \
+	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
+	  --workload $(BUILD)/tests/e2e/compare_workload \
+	  --out $(BENCH_COMPARE_OUT) $(BENCH_COMPARE_ARGS)
 
 demo: build
 	@rm -rf demo-profile

@@ -1,5 +1,7 @@
 #include "format/walltime_results.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace runner::format {
@@ -41,6 +43,40 @@ constexpr const char* kCountStats[] = {"rounds", "iqr_outlier_rounds",
                                        "stdev_outlier_rounds", "iter_per_round",
                                        "warmup_iters"};
 
+constexpr const char* kRoundArrays[] = {"times_per_round_ns",
+                                        "iters_per_round"};
+
+// The optional raw rounds: both arrays of unsigned integers, or neither; of
+// equal length; no round of zero iterations (a per-iteration time divides
+// by it).
+base::Status check_rounds(const nlohmann::json& b) {
+  const bool has_times = b.contains(kRoundArrays[0]);
+  const bool has_iters = b.contains(kRoundArrays[1]);
+  if (has_times != has_iters)
+    return base::Error(std::string("benchmark with '") +
+                       kRoundArrays[has_times ? 0 : 1] + "' but without '" +
+                       kRoundArrays[has_times ? 1 : 0] + "'");
+  if (!has_times) return {};
+  for (const char* key : kRoundArrays) {
+    const auto& array = b[key];
+    if (!array.is_array() ||
+        !std::all_of(array.begin(), array.end(),
+                     [](const auto& v) { return v.is_number_unsigned(); }))
+      return base::Error(std::string("benchmark's '") + key +
+                         "' is not an array of unsigned integers");
+  }
+  if (b[kRoundArrays[0]].size() != b[kRoundArrays[1]].size())
+    return base::Error(
+        "benchmark's 'times_per_round_ns' and 'iters_per_round' differ in "
+        "length");
+  for (const auto& v : b[kRoundArrays[1]])
+    if (v.get<uint64_t>() == 0)
+      return base::Error(
+          "benchmark's 'iters_per_round' has a round of 0 "
+          "iterations");
+  return {};
+}
+
 base::Status check_benchmark(const nlohmann::json& b) {
   if (!b.is_object()) return base::Error("a benchmark is not an object");
   for (const char* key : {"name", "uri"})
@@ -57,7 +93,7 @@ base::Status check_benchmark(const nlohmann::json& b) {
   for (const char* key : kCountStats)
     if (!s.contains(key) || !s[key].is_number_unsigned())
       return base::Error(std::string("stats without unsigned '") + key + "'");
-  return {};
+  return check_rounds(b);
 }
 
 std::optional<double> optional_double(const nlohmann::json& object,
@@ -89,6 +125,10 @@ BenchmarkResult read_benchmark(const nlohmann::json& b) {
                         &st.warmup_iters};
   for (size_t i = 0; i < std::size(kCountStats); ++i)
     *counts[i] = s[kCountStats[i]].get<uint64_t>();
+  if (b.contains(kRoundArrays[0])) {
+    r.times_per_round_ns = b[kRoundArrays[0]].get<std::vector<uint64_t>>();
+    r.iters_per_round = b[kRoundArrays[1]].get<std::vector<uint64_t>>();
+  }
   return r;
 }
 
@@ -128,6 +168,10 @@ std::string write_walltime_results(
     entry["uri"] = b.uri;
     entry["config"] = config_json(b.config);
     entry["stats"] = stats_json(b.stats);
+    if (!b.times_per_round_ns.empty() || !b.iters_per_round.empty()) {
+      entry[kRoundArrays[0]] = b.times_per_round_ns;
+      entry[kRoundArrays[1]] = b.iters_per_round;
+    }
     list.push_back(std::move(entry));
   }
   doc["benchmarks"] = std::move(list);

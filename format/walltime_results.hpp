@@ -36,10 +36,11 @@ struct BenchmarkResult {
   std::string uri;
   BenchmarkConfig config;
   BenchmarkStats stats;
-  // The raw rounds, next to "stats" as "times_per_round_ns" and
-  // "iters_per_round" (same length; written when non-empty, optional when
-  // read; readers that predate them ignore them). A round's per-iteration
-  // time is times_per_round_ns[i] / iters_per_round[i].
+  // The raw rounds, right after "stats" as "times_per_round_ns" and
+  // "iters_per_round" (same length; both written when either is non-empty;
+  // optional when read, but then both, of equal length, with no round of 0
+  // iterations; readers that predate them ignore them). A round's
+  // per-iteration time is times_per_round_ns[i] / iters_per_round[i].
   std::vector<uint64_t> times_per_round_ns, iters_per_round;
   bool operator==(const BenchmarkResult&) const = default;
 };
@@ -66,8 +67,9 @@ std::string write_walltime_results(const Creator& creator,
 // Errors name what is wrong: "not JSON", "missing creator/instrument/
 // benchmarks", "a benchmark is not an object", "benchmark without string
 // 'uri'", "benchmark without 'config' object", "stats without number
-// 'q1_ns'", "stats without unsigned 'rounds'", ... creator and instrument
-// must be present; their members are read when well-typed.
+// 'q1_ns'", "stats without unsigned 'rounds'", "benchmark's
+// 'iters_per_round' is not an array of unsigned integers", ... creator and
+// instrument must be present; their members are read when well-typed.
 base::Result<WalltimeResults> read_walltime_results(std::string_view text);
 
 }  // namespace runner::format

@@ -3,7 +3,8 @@
 // instrument-hooks client exactly like CodSpeed's integrations do: for each
 // benchmark StartBenchmark, the measured rounds with RoundStart/RoundEnd
 // markers, StopBenchmark, then CurrentBenchmark{getpid(), uri}; at the end
-// it writes results/<pid>.json in the walltime results schema.
+// it writes results/<pid>.json in the walltime results schema, with the raw
+// rounds (times_per_round_ns, one iteration per round).
 //
 //   bench_example [--rounds N] [--scale F] [--only NAME]
 #include <unistd.h>
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
     result.name = bench.name;
     result.uri = uri;
     result.stats = runner::results::compute_stats(round_ns);
+    result.iters_per_round.assign(round_ns.size(), 1);
+    result.times_per_round_ns = std::move(round_ns);
     results.push_back(std::move(result));
   }
 

@@ -250,6 +250,9 @@ int run(int argc, char** argv) {
     result.name = truncate_name(full_name);
     result.uri = uri;
     result.stats = results::compute_stats(round_ns);
+    // The raw rounds, for `runner compare`: one spawn + wait per round.
+    result.iters_per_round.assign(round_ns.size(), 1);
+    result.times_per_round_ns = std::move(round_ns);
     std::fprintf(
         stderr, "exec-harness: %s: %llu rounds%s, median %s\n",
         full_name.c_str(), static_cast<unsigned long long>(result.stats.rounds),

@@ -56,6 +56,15 @@ TEST_SUITE("e2e") {
       CHECK(t >= start);
       CHECK(t <= end);
     }
+    // The raw rounds are the marked rounds, one iteration each.
+    const auto& bench = res["benchmarks"][0];
+    REQUIRE(bench["times_per_round_ns"].size() == 5);
+    CHECK(bench["iters_per_round"] == nlohmann::json({1, 1, 1, 1, 1}));
+    for (size_t i = 0; i < 5; ++i) {
+      const uint64_t round_start = markers[1 + 2 * i]["RoundStart"];
+      const uint64_t round_end = markers[2 + 2 * i]["RoundEnd"];
+      CHECK(bench["times_per_round_ns"][i] == round_end - round_start);
+    }
     auto meta = read_json_file(folder + "/perf.metadata");
     CHECK(meta["integration"][0] == "exec-harness");
     CHECK(meta["runner"]["pid_filter"] == "all");

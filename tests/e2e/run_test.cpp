@@ -201,7 +201,18 @@ TEST_SUITE("e2e") {
     auto results = runner::testing::list_dir(folder + "/results");
     REQUIRE(results.size() == 1);
     auto res = read_json_file(folder + "/results/" + results[0]);
-    CHECK(res["benchmarks"].size() == 3);
+    REQUIRE(res["benchmarks"].size() == 3);
+    // The raw rounds are the marked rounds, one iteration each.
+    for (size_t b = 0; b < 3; ++b) {
+      const auto& bench = res["benchmarks"][b];
+      REQUIRE(bench["times_per_round_ns"].size() == 2);
+      CHECK(bench["iters_per_round"] == nlohmann::json({1, 1}));
+      for (size_t i = 0; i < 2; ++i) {
+        const uint64_t round_start = markers[b * 6 + 1 + 2 * i]["RoundStart"];
+        const uint64_t round_end = markers[b * 6 + 2 + 2 * i]["RoundEnd"];
+        CHECK(bench["times_per_round_ns"][i] == round_end - round_start);
+      }
+    }
     CHECK(r.err.find("fib") != std::string::npos);  // the results table
     // FIFOs and lock removed at exit.
     CHECK_FALSE(file_exists(dir.file("runner.ctl.fifo")));

@@ -89,3 +89,73 @@ TEST_CASE("walltime results: malformed documents say what is wrong") {
   CHECK(odd->creator == Creator{});
   CHECK(odd->instrument.empty());
 }
+
+TEST_CASE("walltime results: the raw rounds follow stats and round-trip") {
+  const Creator creator{"exec-harness", "1.3.0", 9};
+  std::vector<BenchmarkResult> list{sample_benchmark(), sample_benchmark()};
+  list[0].times_per_round_ns = {30, 18446744073709551615u, 12};
+  list[0].iters_per_round = {1, 2, 3};
+  const std::string text = write_walltime_results(creator, list);
+  CHECK(text.find("\"warmup_iters\": 0\n      },\n"
+                  "      \"times_per_round_ns\": [\n        30,\n"
+                  "        18446744073709551615,\n        12\n      ],\n"
+                  "      \"iters_per_round\": [\n        1,\n        2,\n"
+                  "        3\n      ]\n    },") != std::string::npos);
+  // Empty arrays are not written: the second benchmark has none.
+  CHECK(text.find("times_per_round_ns") == text.rfind("times_per_round_ns"));
+  auto read = read_walltime_results(text);
+  REQUIRE(read);
+  CHECK(read->benchmarks == list);
+  // Written again, byte for byte.
+  CHECK(write_walltime_results(read->creator, read->benchmarks) == text);
+}
+
+TEST_CASE("walltime results: malformed raw rounds name the member") {
+  auto with_rounds = [](std::string_view members) {
+    std::string doc = write_walltime_results(
+        {}, std::vector<BenchmarkResult>{sample_benchmark()});
+    const std::string end = "\"warmup_iters\": 0\n      }";
+    doc.insert(doc.find(end) + end.size(), "," + std::string(members));
+    return read_walltime_results(doc);
+  };
+  auto error = [&](std::string_view members) {
+    auto read = with_rounds(members);
+    REQUIRE_FALSE(read);
+    return read.error().message();
+  };
+  const std::string times_not_unsigned =
+      "benchmark's 'times_per_round_ns' is not an array of unsigned integers";
+  const std::string iters_not_unsigned =
+      "benchmark's 'iters_per_round' is not an array of unsigned integers";
+  CHECK(error(R"("times_per_round_ns": [1], "iters_per_round": [-1])") ==
+        iters_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": [1.5], "iters_per_round": [1])") ==
+        times_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": ["1"], "iters_per_round": [1])") ==
+        times_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": [null], "iters_per_round": [1])") ==
+        times_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": 1, "iters_per_round": [1])") ==
+        times_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": [1], "iters_per_round": {})") ==
+        iters_not_unsigned);
+  CHECK(error(R"("times_per_round_ns": [1, 2], "iters_per_round": [1])") ==
+        "benchmark's 'times_per_round_ns' and 'iters_per_round' differ in "
+        "length");
+  CHECK(error(R"("times_per_round_ns": [1])") ==
+        "benchmark with 'times_per_round_ns' but without 'iters_per_round'");
+  CHECK(error(R"("iters_per_round": [1])") ==
+        "benchmark with 'iters_per_round' but without 'times_per_round_ns'");
+  CHECK(error(R"("times_per_round_ns": [5, 6], "iters_per_round": [1, 0])") ==
+        "benchmark's 'iters_per_round' has a round of 0 iterations");
+  // Present but empty: accepted, nothing read.
+  auto empty =
+      with_rounds(R"("times_per_round_ns": [], "iters_per_round": [])");
+  REQUIRE(empty);
+  CHECK(empty->benchmarks[0].times_per_round_ns.empty());
+  auto one =
+      with_rounds(R"("times_per_round_ns": [7], "iters_per_round": [2])");
+  REQUIRE(one);
+  CHECK(one->benchmarks[0].times_per_round_ns == std::vector<uint64_t>{7});
+  CHECK(one->benchmarks[0].iters_per_round == std::vector<uint64_t>{2});
+}

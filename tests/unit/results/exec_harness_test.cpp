@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -107,6 +109,17 @@ void check_schema(const nlohmann::json& doc, int pid) {
       INFO(key);
       CHECK(b["stats"][key].is_number());
     }
+    // The raw rounds: one per measured round, one iteration each; with one
+    // iteration the per-round times are the statistics' samples.
+    const auto& times = b["times_per_round_ns"];
+    REQUIRE(times.is_array());
+    CHECK(times.size() == b["stats"]["rounds"]);
+    CHECK(b["iters_per_round"] ==
+          nlohmann::json(std::vector<int>(times.size(), 1)));
+    REQUIRE_FALSE(times.empty());
+    const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
+    CHECK(lo->get<double>() == b["stats"]["min_ns"].get<double>());
+    CHECK(hi->get<double>() == b["stats"]["max_ns"].get<double>());
   }
 }
 

@@ -1,0 +1,190 @@
+// `runner compare` as a user runs it: real `runner exec` runs of the
+// three-stage workload (programs/compare_workload.c), then real comparisons:
+// A against A is unchanged (exit 0); A against B, where B's stage_hash does
+// 10% more of the whole program's work, is a regression (exit 1) of about
+// +10% with stage_hash first among the functions whose self share changed
+// and red in the differential flamegraph; B against A is an improvement.
+//
+// The verdicts are statistics of wall times on a shared machine: a run of
+// three records (A, B, A) is one attempt, and each of the three comparisons
+// must come out as expected in one of at most kAttempts attempts. Everything
+// that is not a statistic (exit codes of the records, the files written,
+// the flamegraph's colours) is required in every attempt.
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
+#include "format/format.hpp"
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+using runner::format::BenchmarkComparison;
+using runner::format::CompareReport;
+using runner::format::Verdict;
+
+namespace {
+
+constexpr int kAttempts = 3;
+
+// One `runner exec` of the workload into dir/<name>: 100 ms of warmup, then
+// 40 rounds (about 2 s). The benchmark is named, so that A and B (whose
+// commands differ) have the same URI.
+std::string record(const TempDir& dir, const std::string& name, bool slower) {
+  std::vector<std::string> command{binary("COMPARE_WORKLOAD_BIN")};
+  if (slower) command.insert(command.end(), {"--slower", "10"});
+  const std::string folder = dir.file(name);
+  auto r = run_process(runner_argv("exec", folder, dir.path(),
+                                   {"--name", "workload", "--warmup-time",
+                                    "100ms", "--max-rounds", "40"},
+                                   command),
+                       {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+  INFO(name, ": ", r.err);
+  REQUIRE(r.exit_code == 0);
+  return folder;
+}
+
+struct Comparison {
+  int exit_code = -1;
+  std::string out_dir, output;
+  CompareReport report;
+};
+
+// `runner compare BASE HEAD --out OUT --format json`; compare.json is read
+// back with the format layer's reader.
+Comparison compare(const std::string& base, const std::string& head,
+                   const std::string& out_dir) {
+  auto r = run_process({binary("RUNNER_BIN"), "compare", base, head, "--out",
+                        out_dir, "--format", "json"});
+  INFO(r.out, r.err);
+  REQUIRE(r.exit_code >= 0);
+  REQUIRE(r.exit_code <= 1);
+  auto text = runner::base::read_file(out_dir + "/compare.json");
+  REQUIRE_MESSAGE(text, text.error().what());
+  auto report = runner::format::read_compare_report(*text);
+  REQUIRE_MESSAGE(report, report.error().message());
+  REQUIRE(report->benchmarks.size() == 1);
+  CHECK(report->benchmarks[0].uri == "exec_harness::workload");
+  CHECK(report->added.empty());
+  CHECK(report->removed.empty());
+  return {r.exit_code, out_dir, r.out + r.err, std::move(*report)};
+}
+
+std::string describe(const Comparison& c) {
+  const BenchmarkComparison& b = c.report.benchmarks[0];
+  char line[256];
+  std::snprintf(
+      line, sizeof(line),
+      "exit %d, %s, change %+.4f [%+.4f, %+.4f], p %.3g: %s", c.exit_code,
+      std::string(runner::format::verdict_name(b.verdict)).c_str(),
+      b.change.value_or(0), b.ci_low.value_or(0), b.ci_high.value_or(0),
+      b.p_value.value_or(-1), b.reason.c_str());
+  return line;
+}
+
+// The fill colour of the widest frame named `name` in a flamegraph (each
+// frame is a <g data-n="NAME" data-s="SAMPLES"> holding a <rect fill="...">);
+// "" when there is none.
+std::string widest_frame_fill(const std::string& svg, const std::string& name) {
+  std::string fill;
+  unsigned long long widest = 0;
+  const std::string open = "data-n=\"" + name + "\" data-s=\"";
+  for (size_t at = svg.find(open); at != std::string::npos;
+       at = svg.find(open, at + 1)) {
+    const unsigned long long samples =
+        std::strtoull(svg.c_str() + at + open.size(), nullptr, 10);
+    const size_t end = svg.find("</g>", at);
+    const size_t from = svg.find("fill=\"", at);
+    if (from == std::string::npos || from > end || samples <= widest) continue;
+    widest = samples;
+    const size_t close = svg.find('"', from + 6);
+    fill = svg.substr(from + 6, close - from - 6);
+  }
+  return fill;
+}
+
+// "rgb(R,G,B)" or "#RRGGBB" as {R, G, B}.
+std::optional<std::vector<unsigned>> parse_colour(const std::string& fill) {
+  unsigned r = 0, g = 0, b = 0;
+  if (std::sscanf(fill.c_str(), "rgb(%u,%u,%u)", &r, &g, &b) == 3 ||
+      std::sscanf(fill.c_str(), "#%2x%2x%2x", &r, &g, &b) == 3)
+    return std::vector<unsigned>{r, g, b};
+  return std::nullopt;
+}
+
+// What every comparison of A and B must show, statistics aside: stage_hash
+// first among the functions by change of self share, grown from A to B
+// (shrunk from B to A); the differential flamegraph written, its widest
+// stage_hash frame red (more red than blue) when the share grew, blue when
+// it shrank (grey, no change, is neither).
+void check_where_the_time_went(const Comparison& c, bool grew) {
+  const BenchmarkComparison& b = c.report.benchmarks[0];
+  INFO(c.output);
+  REQUIRE_FALSE(b.top_functions.empty());
+  CHECK(b.top_functions[0].function == "stage_hash");
+  CHECK((b.top_functions[0].head_share > b.top_functions[0].base_share) ==
+        grew);
+  REQUIRE_FALSE(b.diff_flamegraph.empty());
+  auto svg = runner::base::read_file(c.out_dir + "/" + b.diff_flamegraph);
+  REQUIRE_MESSAGE(svg, svg.error().what());
+  const std::string fill = widest_frame_fill(*svg, "stage_hash");
+  auto rgb = parse_colour(fill);
+  REQUIRE_MESSAGE(rgb, "stage_hash's frame filled '", fill, "'");
+  const unsigned red = (*rgb)[0], blue = (*rgb)[2];
+  CHECK_MESSAGE((grew ? red > blue : blue > red), "stage_hash drawn ", fill);
+}
+
+bool is_unchanged(const Comparison& c) {
+  return c.exit_code == 0 &&
+         c.report.benchmarks[0].verdict == Verdict::kUnchanged;
+}
+
+bool is_regression(const Comparison& c) {
+  const BenchmarkComparison& b = c.report.benchmarks[0];
+  return c.exit_code == 1 && b.verdict == Verdict::kRegression && b.change &&
+         *b.change >= 0.05 && *b.change <= 0.15;
+}
+
+bool is_improvement(const Comparison& c) {
+  return c.exit_code == 0 &&
+         c.report.benchmarks[0].verdict == Verdict::kImprovement;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE(
+      "runner compare: A/A unchanged, A/B regression in stage_hash, B/A "
+      "improvement") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    bool unchanged = false, regression = false, improvement = false;
+    std::ostringstream log;
+    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+      TempDir dir;
+      const std::string a1 = record(dir, "a1", false);
+      const std::string b = record(dir, "b", true);
+      const std::string a2 = record(dir, "a2", false);
+      const auto aa = compare(a1, a2, dir.file("aa"));
+      const auto ab = compare(a2, b, dir.file("ab"));
+      const auto ba = compare(b, a2, dir.file("ba"));
+      check_where_the_time_went(ab, true);
+      check_where_the_time_went(ba, false);
+      log << "attempt " << attempt << ":\n  A/A " << describe(aa) << "\n  A/B "
+          << describe(ab) << "\n  B/A " << describe(ba) << "\n";
+      unchanged |= is_unchanged(aa);
+      regression |= is_regression(ab);
+      improvement |= is_improvement(ba);
+      if (unchanged && regression && improvement) break;
+    }
+    MESSAGE(log.str());
+    CHECK(unchanged);
+    CHECK(regression);
+    CHECK(improvement);
+  }
+}
