@@ -20,10 +20,7 @@ namespace {
 using format::BenchmarkComparison;
 using format::Verdict;
 
-constexpr std::string_view kCompareDir = "compare";
-constexpr std::string_view kJsonFile = "compare.json";
-constexpr std::string_view kMarkdownFile = "compare.md";
-constexpr std::string_view kDiffSuffix = ".diff.svg";
+using Layout = format::ProfileLayout;
 constexpr size_t kMaxStem = 100;
 
 using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
@@ -186,7 +183,8 @@ void add_profiles(format::CompareReport& report, const CompareOptions& options,
     c.top_functions =
         report::self_share_changes(b->second, h->second, options.top);
     if (out_dir.empty()) continue;
-    std::string file = unique_stem(c.name, used) + std::string(kDiffSuffix);
+    std::string file =
+        unique_stem(c.name, used) + std::string(Layout::kCompareDiffSuffix);
     std::string path = out_dir + "/" + file;
     auto written = base::write_file_atomic(
         path, report::render_diff_flamegraph(c.name, b->second, h->second));
@@ -203,7 +201,7 @@ std::string prepare_out_dir(const CompareOptions& options,
                             std::vector<std::string>& errors) {
   std::string dir = options.out_dir;
   if (dir.empty() && !options.settings.paired)
-    dir = options.head.front() + "/" + std::string(kCompareDir);
+    dir = options.head.front() + "/" + std::string(Layout::kCompareDir);
   if (dir.empty()) return dir;
   auto prepared = base::prepare_private_directory(dir);
   if (prepared) return dir;
@@ -216,8 +214,8 @@ void write_outputs(const format::CompareReport& report,
                    std::vector<std::string>& errors) {
   if (out_dir.empty()) return;
   for (const auto& [name, data] :
-       {std::pair{kJsonFile, format::write_compare_report(report)},
-        std::pair{kMarkdownFile, render_markdown(report)}}) {
+       {std::pair{Layout::kCompareJson, format::write_compare_report(report)},
+        std::pair{Layout::kCompareMarkdown, render_markdown(report)}}) {
     std::string path = out_dir + "/" + std::string(name);
     auto written = base::write_file_atomic(path, data);
     if (!written) errors.push_back(write_error(path, written.error()));

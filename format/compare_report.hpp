@@ -96,9 +96,9 @@ struct NoiseEntry {
 };
 
 struct CompareSettings {
-  double alpha = 0.05;      // significance level, after the correction
-  double threshold = 0.05;  // smallest |change| that counts
-  double confidence = 0.95; // of ci_low/ci_high
+  double alpha = 0.05;       // significance level, after the correction
+  double threshold = 0.05;   // smallest |change| that counts
+  double confidence = 0.95;  // of ci_low/ci_high
   Correction correction = Correction::kHolm;
   uint64_t min_rounds = 6;  // fewer on a side: inconclusive
   bool paired = false;

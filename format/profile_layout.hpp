@@ -9,6 +9,8 @@
 //   perf-<pid>.map                 JIT symbols copied from /tmp
 //   results/<pid>.json             walltime results of the integrations
 //   report/                        what `runner report` writes
+//   compare/                       what `runner compare` writes (HEAD's
+//                                  folder, unless --out says otherwise)
 //
 // Nothing here touches the disk.
 #pragma once
@@ -37,6 +39,12 @@ class ProfileLayout {
   // harness's own samples.
   static constexpr std::string_view kReportFolded = ".folded";
   static constexpr std::string_view kReportFlamegraph = ".svg";
+  // `runner compare`'s folder: compare.json, compare.md and
+  // <benchmark>.diff.svg per benchmark profiled on both sides.
+  static constexpr std::string_view kCompareDir = "compare";
+  static constexpr std::string_view kCompareJson = "compare.json";
+  static constexpr std::string_view kCompareMarkdown = "compare.md";
+  static constexpr std::string_view kCompareDiffSuffix = ".diff.svg";
   // Default profile folders: runner-profile.<timestamp>[.<n>].
   static constexpr std::string_view kDefaultFolderPrefix = "runner-profile.";
 
