@@ -6,6 +6,7 @@
 // on real timings: sleep 0.02 against itself is unchanged, against
 // sleep 0.026 a regression of 6 ms / (20 ms + the measured overhead of a
 // round), the reverse an improvement; too few pairs are inconclusive.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,12 +24,19 @@
 #include "base/base.hpp"
 #include "compare/compare.hpp"
 #include "compare/paired.hpp"
+#include "tests/e2e/e2e_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using runner::compare::CompareOptions;
 using runner::compare::run_paired;
 using runner::format::BenchmarkComparison;
 using runner::format::Verdict;
+using runner::testing::binary;
+using runner::testing::file_exists;
+using runner::testing::list_dir;
+using runner::testing::ProcessResult;
+using runner::testing::read_json_file;
+using runner::testing::run_process;
 using runner::testing::TempDir;
 using Clock = std::chrono::steady_clock;
 
@@ -142,6 +151,18 @@ BenchmarkComparison sleeps(const std::string& base, const std::string& head) {
   REQUIRE(report.has_value());
   REQUIRE(report->benchmarks.size() == 1);
   return report->benchmarks[0];
+}
+
+// `runner compare --paired --pairs 8 EXTRA... BASE HEAD`, run in `cwd`.
+ProcessResult runner_paired(const std::vector<std::string>& extra,
+                            const std::string& base, const std::string& head,
+                            const std::string& cwd) {
+  std::vector<std::string> argv = {binary("RUNNER_BIN"), "compare", "--paired",
+                                   "--pairs", "8"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(base);
+  argv.push_back(head);
+  return run_process(argv, {}, cwd, 120);
 }
 
 }  // namespace
@@ -310,4 +331,87 @@ TEST_CASE("fewer pairs than min_rounds: inconclusive, whatever the times") {
   CHECK(few.base.rounds == 5);
   CHECK(few.reason == "5 pairs, need 6");
   CHECK_FALSE(few.p_value.has_value());
+}
+
+TEST_CASE("runner compare --paired: exit codes, outputs, the compare folder") {
+  TempDir dir;
+  const std::string progress =
+      "runner compare --paired: 8 pairs (ABBA order, 1 warmup pair first)\n";
+  SUBCASE("unchanged: exit 0, the text on stdout, nothing written") {
+    ProcessResult run =
+        runner_paired({}, "sleep 0.01", "sleep 0.01", dir.path());
+    CHECK(run.exit_code == 0);
+    CHECK(run.err == progress);
+    CHECK(run.out.find("paired: sleep 0.01") != std::string::npos);
+    CHECK(run.out.find("unchanged") != std::string::npos);
+    CHECK(list_dir(dir.path()).empty());
+  }
+  SUBCASE("regression: exit 1, compare.json and compare.md in --out") {
+    const std::string out = dir.file("out");
+    ProcessResult run = runner_paired({"--out", out, "--format", "json"},
+                                      "sleep 0.01", "sleep 0.02", "");
+    CHECK(run.exit_code == 1);
+    CHECK(run.err == progress);
+    REQUIRE(file_exists(out + "/compare.json"));
+    CHECK(file_exists(out + "/compare.md"));
+    nlohmann::json json = read_json_file(out + "/compare.json");
+    CHECK(nlohmann::json::parse(run.out) == json);
+    CHECK(json["base"]["command"] == "sleep 0.01");
+    CHECK(json["head"]["command"] == "sleep 0.02");
+    CHECK(json["settings"]["paired"] == true);
+    CHECK(json["benchmarks"][0]["verdict"] == "regression");
+    CHECK(json["benchmarks"][0]["test"] == "wilcoxon-signed-rank");
+    CHECK(json["benchmarks"][0]["base"]["rounds"] == 8);
+    CHECK(json["benchmarks"][0]["head"]["rounds"] == 8);
+  }
+  SUBCASE("improvement: exit 0") {
+    ProcessResult run =
+        runner_paired({"--warmup-pairs", "0"}, "sleep 0.02", "sleep 0.01", "");
+    CHECK(run.exit_code == 0);
+    CHECK(run.out.find("improvement") != std::string::npos);
+  }
+  SUBCASE("a failing command: exit 2, one line naming it") {
+    ProcessResult run = runner_paired({}, "true", "exit 3", "");
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK(run.err == progress +
+                         "runner compare: paired mode: head command 'exit "
+                         "3', round 2 of 18 (warmup): exited with code 3\n");
+  }
+}
+
+TEST_CASE("runner compare --paired: SIGINT stops the round and the runner") {
+  TempDir dir;
+  const std::string pid_file = dir.file("pid");
+  runner::base::UniqueFd err_file(
+      ::open(dir.file("err").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  REQUIRE(err_file);
+  runner::base::SpawnOptions spawn;
+  spawn.argv = {binary("RUNNER_BIN"), "compare", "--paired", "true",
+                "sleep 30 & echo $! > '" + pid_file + "'; wait"};
+  spawn.stderr_fd = err_file.get();
+  auto runner = runner::base::ChildProcess::spawn(spawn);
+  REQUIRE(runner.has_value());
+  const pid_t round = pid_written_to(pid_file);
+  REQUIRE(round > 0);
+  REQUIRE(runner->send_signal(SIGINT));
+  // At most 15 s (the destructor kills a runner still there).
+  std::optional<runner::base::ExitStatus> status;
+  for (auto limit = Clock::now() + std::chrono::seconds(15);
+       !status && Clock::now() < limit;
+       std::this_thread::sleep_for(std::chrono::milliseconds(10))) {
+    auto polled = runner->try_wait();
+    REQUIRE(polled.has_value());
+    status = *polled;
+  }
+  REQUIRE(status.has_value());
+  CHECK(status->shell_code() == 2);
+  CHECK(dies_soon(round));
+  CHECK(file_text(dir.file("err")) ==
+        "runner compare --paired: 20 pairs (ABBA order, 1 warmup pair "
+        "first)\nrunner compare: paired mode: head command 'sleep 30 & echo "
+        "$! > '" +
+            pid_file +
+            "'; wait', round 2 of 42 (warmup): interrupted by SIGINT: "
+            "Interrupted system call\n");
 }
