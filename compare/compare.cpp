@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@ using format::BenchmarkComparison;
 using format::Verdict;
 
 using Layout = format::ProfileLayout;
+constexpr int kInterruptedExit = 130;
 constexpr size_t kMaxStem = 100;
 
 using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
@@ -254,7 +256,9 @@ int run_paired_mode(const CompareOptions& options, std::ostream& out,
   auto report = run_paired(options, err);
   if (!report) {
     err << "runner compare: " << report.error().what() << "\n";
-    return 2;
+    // Interrupted (Ctrl-C, SIGTERM): 130, as a shell reports an interrupted
+    // command; any other failure is bad input.
+    return report.error().code() == EINTR ? kInterruptedExit : 2;
   }
   std::vector<std::string> errors;
   std::string out_dir = prepare_out_dir(options, errors);

@@ -41,7 +41,8 @@ struct CompareOptions {
 
 // Runs the comparison, writes the compare folder, prints `options.format`
 // on `out`. Returns 0 when no benchmark regressed, 1 when one did, 2 on bad
-// input (one line on `err`: missing folder, no results, unreadable JSON).
+// input (one line on `err`: missing folder, no results, unreadable JSON),
+// 130 when the paired mode was interrupted.
 int run_compare(const CompareOptions& options, std::ostream& out,
                 std::ostream& err);
 

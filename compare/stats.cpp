@@ -218,6 +218,17 @@ double median(std::span<const double> values) {
   return (lower + *middle) / 2;
 }
 
+double quantile(std::span<const double> values, double q) {
+  if (values.empty()) return 0;
+  std::vector<double> v(values.begin(), values.end());
+  std::sort(v.begin(), v.end(), less_nan_last);
+  const double pos =
+      std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto low = static_cast<size_t>(std::floor(pos));
+  const size_t high = std::min(low + 1, v.size() - 1);
+  return v[low] + (pos - static_cast<double>(low)) * (v[high] - v[low]);
+}
+
 double mean(std::span<const double> values) {
   if (values.empty()) return 0;
   const double sum = std::accumulate(values.begin(), values.end(), 0.0);

@@ -33,6 +33,9 @@ enum class Method { kAuto, kNormal };
 
 // Median (mean of the two middle values for an even count); 0 when empty.
 double median(std::span<const double> values);
+// The q-quantile (0 <= q <= 1) by linear interpolation between the closest
+// ranks (R's type 7); 0 when empty.
+double quantile(std::span<const double> values, double q);
 // Sample mean and standard deviation (divisor n - 1; 0 below two values).
 double mean(std::span<const double> values);
 double stdev(std::span<const double> values);

@@ -125,6 +125,7 @@ void describe_times(std::span<const double> times, CompareSideStats& out) {
   out.rounds = times.size();
   if (times.empty() || times_problem("", times)) return;
   out.median_ns = stats::median(times);
+  out.q1_ns = stats::quantile(times, 0.25);
   out.mean_ns = stats::mean(times);
   if (times.size() >= 2) out.stdev_ns = stats::stdev(times);
 }
@@ -141,6 +142,7 @@ CompareSideStats side_stats(const SideSamples& samples) {
   out.rounds = summary.rounds;
   if (!time_problem(summary.median_ns, false))
     out.median_ns = summary.median_ns;
+  if (!time_problem(summary.q1_ns, false)) out.q1_ns = summary.q1_ns;
   if (!time_problem(summary.mean_ns, false)) out.mean_ns = summary.mean_ns;
   if (!time_problem(summary.stdev_ns, true)) out.stdev_ns = summary.stdev_ns;
   return out;
@@ -248,6 +250,25 @@ void correct_p_values(std::vector<BenchmarkComparison>& benchmarks,
     benchmarks[tested[r]].p_value = adjusted[r];
 }
 
+// A change of the code moves the fast rounds as well as the median; a run
+// disturbed by other jobs or throttling mostly slows the rest. So a
+// regression (improvement) also needs the lower quartile to move beyond the
+// threshold the same way; otherwise it is inconclusive. Not in paired mode,
+// where drift hits both sides alike. std::nullopt: the verdict stands.
+std::optional<std::string> disturbance(const BenchmarkComparison& b,
+                                       const CompareSettings& settings) {
+  if (settings.paired || !b.base.q1_ns || !b.head.q1_ns) return std::nullopt;
+  if (b.verdict != Verdict::kRegression && b.verdict != Verdict::kImprovement)
+    return std::nullopt;
+  const double q1_change = *b.head.q1_ns / *b.base.q1_ns - 1;
+  const double direction = b.verdict == Verdict::kRegression ? 1 : -1;
+  if (!std::isfinite(q1_change) || q1_change * direction > settings.threshold)
+    return std::nullopt;
+  return percent(*b.change) + " overall but " + percent(q1_change) +
+         " in the fastest quarter of the rounds: a run looks disturbed "
+         "(rerun, or pool repeated runs with --base/--head)";
+}
+
 CompareSideStats paired_side(std::span<const double> times) {
   CompareSideStats out;
   out.folders = 0;
@@ -317,6 +338,10 @@ void apply_verdicts(std::vector<BenchmarkComparison>& benchmarks,
     }
     b.verdict = decide(b, settings);
     b.reason = verdict_reason(b, b.verdict, settings);
+    if (auto disturbed = disturbance(b, settings)) {
+      b.verdict = Verdict::kInconclusive;  // the numbers stay, for the record
+      b.reason = *disturbed;
+    }
   }
 }
 

@@ -42,6 +42,9 @@ format::BenchmarkComparison compare_paired(
 // Benjamini-Hochberg over those, or none) and sets every verdict:
 // regression when p_value < alpha, change > threshold and ci_low > 0;
 // improvement symmetrically; unchanged otherwise; inconclusive stays.
+// Outside paired mode, a regression or improvement whose lower quartile
+// (q1_ns) did not move beyond the threshold the same way becomes
+// inconclusive (a disturbed run), its numbers kept.
 void apply_verdicts(std::vector<format::BenchmarkComparison>& benchmarks,
                     const format::CompareSettings& settings);
 

@@ -80,6 +80,7 @@ constexpr auto kSettingsMembers =
                member("paired", &CompareSettings::paired)};
 constexpr auto kSideStatsMembers =
     std::tuple{member("median_ns", &CompareSideStats::median_ns),
+               member("q1_ns", &CompareSideStats::q1_ns),
                member("mean_ns", &CompareSideStats::mean_ns),
                member("stdev_ns", &CompareSideStats::stdev_ns),
                member("rounds", &CompareSideStats::rounds),

@@ -39,7 +39,10 @@ std::string_view source_name(SampleSource source);
 
 // One side of one benchmark.
 struct CompareSideStats {
-  std::optional<double> median_ns, mean_ns, stdev_ns;  // per iteration
+  // Per iteration. q1_ns: the lower quartile, where a change of the code
+  // shows as well as at the median, while a disturbed run (other jobs,
+  // throttling) mostly slows the other rounds.
+  std::optional<double> median_ns, q1_ns, mean_ns, stdev_ns;
   uint64_t rounds = 0;   // rounds the test used (pooled over folders)
   uint64_t folders = 0;  // folders (runs) pooled on this side
   SampleSource source = SampleSource::kSummary;

@@ -405,7 +405,7 @@ TEST_CASE("runner compare --paired: SIGINT stops the round and the runner") {
     status = *polled;
   }
   REQUIRE(status.has_value());
-  CHECK(status->shell_code() == 2);
+  CHECK(status->shell_code() == 130);
   CHECK(dies_soon(round));
   CHECK(file_text(dir.file("err")) ==
         "runner compare --paired: 20 pairs (ABBA order, 1 warmup pair "

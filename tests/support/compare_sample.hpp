@@ -56,18 +56,18 @@ inline format::CompareReport sample_compare_report() {
   estimate(1, -0.153, -0.171, -0.135, 0.0001, 0.00005, T::kWelchT);
   estimate(2, 0.008, -0.004, 0.021, 0.41, 0.205, T::kMannWhitneyU);
   estimate(3, 0.003, -0.012, 0.018, 0.03, 0.006, T::kMannWhitneyU);
-  // median, mean, stdev, rounds, folders, source of each side.
+  // median, q1, mean, stdev, rounds, folders, source of each side.
   const CompareSideStats sides[][2] = {
-      {{1.234e6, 1.2401e6, 1.2e4, 40, 2, S::kRounds},
-       {1.36e6, 1.3612e6, 1.5e4, 20, 1, S::kRounds}},
-      {{std::nullopt, 812.4, 20.5, 10, 2, S::kSummary},
-       {std::nullopt, 688.1, 18.25, 10, 1, S::kSummary}},
-      {{9.995e2, 1.001e3, 3.5, 30, 2, S::kMarkers},
-       {1.0075e3, 1.009e3, 4.0, 12, 1, S::kMarkers}},
-      {{2.5e9, 2.51e9, 1.1e7, 8, 2, S::kRounds},
-       {2.5075e9, 2.509e9, 1.3e7, 8, 1, S::kRounds}},
-      {{4.56e7, 4.6e7, 2e6, 3, 2, S::kRounds},
-       {4.4e7, 4.41e7, 1e6, 9, 1, S::kRounds}}};
+      {{1.234e6, 1.229e6, 1.2401e6, 1.2e4, 40, 2, S::kRounds},
+       {1.36e6, 1.352e6, 1.3612e6, 1.5e4, 20, 1, S::kRounds}},
+      {{std::nullopt, std::nullopt, 812.4, 20.5, 10, 2, S::kSummary},
+       {std::nullopt, std::nullopt, 688.1, 18.25, 10, 1, S::kSummary}},
+      {{9.995e2, 9.97e2, 1.001e3, 3.5, 30, 2, S::kMarkers},
+       {1.0075e3, 1.004e3, 1.009e3, 4.0, 12, 1, S::kMarkers}},
+      {{2.5e9, 2.49e9, 2.51e9, 1.1e7, 8, 2, S::kRounds},
+       {2.5075e9, 2.5e9, 2.509e9, 1.3e7, 8, 1, S::kRounds}},
+      {{4.56e7, 4.5e7, 4.6e7, 2e6, 3, 2, S::kRounds},
+       {4.4e7, 4.38e7, 4.41e7, 1e6, 9, 1, S::kRounds}}};
   for (size_t i = 0; i < std::size(sides); ++i)
     std::tie(r.benchmarks[i].base, r.benchmarks[i].head) =
         std::tuple{sides[i][0], sides[i][1]};

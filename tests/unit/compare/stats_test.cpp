@@ -66,6 +66,13 @@ TEST_SUITE("compare") {
     CHECK(stdev(std::vector<double>{2, 4, 4, 4, 5, 5, 7, 9}) ==
           doctest::Approx(std::sqrt(32.0 / 7)).epsilon(1e-14));
     CHECK(stdev(std::vector<double>{5}) == 0);
+    // R: quantile(c(7, 1, 3, 5, 9), 0.25) = 3 (type 7); quantile(1:4, .25)
+    // = 1.75.
+    CHECK(quantile(std::vector<double>{7, 1, 3, 5, 9}, 0.25) == 3);
+    CHECK(quantile(std::vector<double>{4, 3, 2, 1}, 0.25) == 1.75);
+    CHECK(quantile(std::vector<double>{4, 3, 2, 1}, 0.5) == 2.5);
+    CHECK(quantile(std::vector<double>{4, 3, 2, 1}, 1) == 4);
+    CHECK(quantile(std::vector<double>{}, 0.25) == 0);
   }
 
   TEST_CASE("stats: mid-ranks and tie groups") {

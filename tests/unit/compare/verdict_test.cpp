@@ -90,6 +90,40 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST_SUITE("compare") {
+  TEST_CASE(
+      "verdict: a disturbed run (only the slow rounds moved) is inconclusive") {
+    // Head: the fastest 14 rounds as in base, the other 26 40% slower, as when
+    // another job takes the CPU for part of the run. The median moves by ~+40%,
+    // the lower quartile does not.
+    const std::vector<double> base = rounds(1000, 1, 40);
+    std::vector<double> head = base;
+    for (double& t : head)
+      if (t >= 1014) t *= 1.4;
+    const BenchmarkComparison c =
+        decided(compare_benchmark(raw(base), raw(head), {}));
+    REQUIRE(c.change);
+    CHECK(*c.change > 0.05);
+    REQUIRE(c.base.q1_ns);
+    REQUIRE(c.head.q1_ns);
+    CHECK(*c.head.q1_ns == *c.base.q1_ns);
+    INFO(c.reason);
+    CHECK(c.verdict == Verdict::kInconclusive);
+    CHECK(contains(c.reason, "fastest quarter of the rounds"));
+    CHECK(c.p_value);  // the numbers stay, for the record
+    // The same shift on every round is a regression (the guard lets it be).
+    const BenchmarkComparison shifted =
+        decided(compare_benchmark(raw(base), raw(scaled(base, 1.1)), {}));
+    CHECK(shifted.verdict == Verdict::kRegression);
+    // Paired mode has no such guard (drift cancels in the pairs).
+    CompareSettings paired;
+    paired.paired = true;
+    BenchmarkComparison b = tested(1e-6, 0.1, 0.08, 0.12);
+    b.base.q1_ns = 100;
+    b.head.q1_ns = 100;
+    CHECK(decided(b, paired).verdict == Verdict::kRegression);
+    CHECK(decided(b, {}).verdict == Verdict::kInconclusive);
+  }
+
   TEST_CASE("verdict: a 20% slower head is a regression") {
     const std::vector<double> base = rounds(1000, 3);
     const BenchmarkComparison c =
