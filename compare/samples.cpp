@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include "compare/stats.hpp"
+
 namespace runner::compare {
 namespace {
 
@@ -44,23 +46,6 @@ struct FolderData {
     return benchmarks[it->second];
   }
 };
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// Linear interpolation between closest ranks (values sorted).
-double quantile_of(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  double pos = q * static_cast<double>(sorted.size() - 1);
-  auto lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] +
-         (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
 
 // The last "::" part of a URI: the name of a benchmark known only from
 // markers.
@@ -293,7 +278,7 @@ base::Result<FolderData> load_folder(const std::string& folder,
 }
 
 double folder_median(const FolderBenchmark& b) {
-  return b.times_ns.empty() ? b.summary->median_ns : median_of(b.times_ns);
+  return b.times_ns.empty() ? b.summary->median_ns : stats::median(b.times_ns);
 }
 
 // Pools one URI's data of several folders: raw rounds when every folder has
@@ -401,9 +386,9 @@ format::BenchmarkStats pool_summaries(
     if (p.iter_per_round != out.iter_per_round) out.iter_per_round = 0;
   }
   out.stdev_ns = n > 1 ? std::sqrt(ss / (n - 1)) : 0;
-  out.median_ns = median_of(medians);
-  out.q1_ns = median_of(q1s);
-  out.q3_ns = median_of(q3s);
+  out.median_ns = stats::median(medians);
+  out.q1_ns = stats::median(q1s);
+  out.q3_ns = stats::median(q3s);
   return out;
 }
 
@@ -420,9 +405,9 @@ format::BenchmarkStats summarize(const std::vector<double>& times_ns) {
   out.stdev_ns = sorted.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
   out.min_ns = sorted.front();
   out.max_ns = sorted.back();
-  out.q1_ns = quantile_of(sorted, 0.25);
-  out.median_ns = quantile_of(sorted, 0.5);
-  out.q3_ns = quantile_of(sorted, 0.75);
+  out.q1_ns = stats::quantile(sorted, 0.25);
+  out.median_ns = stats::quantile(sorted, 0.5);
+  out.q3_ns = stats::quantile(sorted, 0.75);
   out.rounds = sorted.size();
   return out;
 }
