@@ -335,7 +335,9 @@ constexpr const char* kCompareFooter =
     "stats. Raw rounds: Mann-Whitney U test and Hodges-Lehmann shift; "
     "summary\nstats only: Welch's t-test. Fewer than 6 rounds on a side: "
     "inconclusive.\nRegression: significant at --alpha (after --correction), "
-    "change above\n--threshold, the confidence interval above zero, and the lower quartile of the\nrounds moved beyond --threshold too (else inconclusive: a disturbed run).\n"
+    "change above\n--threshold, the confidence interval above zero, and the "
+    "lower quartile of the\nrounds moved beyond --threshold too (else "
+    "inconclusive: a disturbed run).\n"
     "\n"
     "Paired mode (--paired): BASE and HEAD are shell commands (/bin/sh -c), "
     "run\nalternately in ABBA order (A B B A, A B B A, ...) for "
@@ -347,7 +349,10 @@ constexpr const char* kCompareFooter =
     "\n"
     "Exit status: 0 no benchmark regressed, 1 at least one regressed, 2 bad "
     "input\n(missing folder, no results, unreadable JSON) or an output that "
-    "could not be\nwritten; 130 when --paired was interrupted (Ctrl-C, SIGTERM): the running\nround's process group is signalled, then killed 2 s later; after every round,\nwhatever the command left running in its process group is killed.";
+    "could not be\nwritten; 130 when --paired was interrupted (Ctrl-C, "
+    "SIGTERM): the running\nround's process group is signalled, then killed 2 "
+    "s later; after every round,\nwhatever the command left running in its "
+    "process group is killed.";
 
 // BASE HEAD, --base/--head, --out, --format.
 void add_compare_sides(CLI::App& sub, CommandLine& out) {

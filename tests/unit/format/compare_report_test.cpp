@@ -78,8 +78,8 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
   CHECK(keys(first) == V{"uri", "name", "verdict", "reason", "change", "ci_low",
                          "ci_high", "p_value", "p_value_raw", "test", "base",
                          "head", "top_functions", "diff_flamegraph"});
-  CHECK(keys(first["base"]) ==
-        V{"median_ns", "q1_ns", "mean_ns", "stdev_ns", "rounds", "folders", "source"});
+  CHECK(keys(first["base"]) == V{"median_ns", "q1_ns", "mean_ns", "stdev_ns",
+                                 "rounds", "folders", "source"});
   CHECK(keys(first["top_functions"][0]) ==
         V{"function", "base_share", "head_share", "change"});
   CHECK(first["top_functions"][0]["change"].get<double>() ==
