@@ -64,8 +64,10 @@ base::Status check_directory(const std::string& folder) {
 }
 
 // The regular files results/*.json, by name; none when results/ is absent.
+// Other entries named *.json (symbolic links, FIFOs, ...) are not read, and
+// said so in `warnings`.
 base::Result<std::vector<std::string>> results_files(
-    const format::ProfileLayout& layout) {
+    const format::ProfileLayout& layout, std::vector<std::string>& warnings) {
   std::vector<std::string> files;
   std::error_code ec;
   auto status = fs::symlink_status(layout.results_dir(), ec);
@@ -75,9 +77,11 @@ base::Result<std::vector<std::string>> results_files(
   for (fs::directory_iterator it(layout.results_dir(), ec), end;
        !ec && it != end; it.increment(ec)) {
     const fs::path& path = it->path();
-    if (path.extension() == ".json" && it->is_regular_file(ec) &&
-        !it->is_symlink(ec))
+    if (path.extension() != ".json") continue;
+    if (it->is_regular_file(ec) && !it->is_symlink(ec))
       files.push_back(path.filename().string());
+    else
+      warnings.push_back(path.string() + ": not a regular file: not read");
   }
   if (ec) return base::Error("results: " + ec.message());
   std::sort(files.begin(), files.end());
@@ -86,8 +90,9 @@ base::Result<std::vector<std::string>> results_files(
 
 // Every benchmark of results/*.json into `data`; the number of files read.
 base::Result<size_t> read_results(const format::ProfileLayout& layout,
-                                  FolderData& data) {
-  auto files = results_files(layout);
+                                  FolderData& data,
+                                  std::vector<std::string>& warnings) {
+  auto files = results_files(layout, warnings);
   if (!files) return std::move(files.error());
   for (const std::string& file : *files) {
     const std::string rel =
@@ -259,7 +264,7 @@ base::Result<FolderData> load_folder(const std::string& folder,
     return std::move(status.error());
   format::ProfileLayout layout(folder);
   FolderData data;
-  auto files = read_results(layout, data);
+  auto files = read_results(layout, data, warnings);
   if (!files) return std::move(files.error());
   auto timestamps = read_timestamps(layout, warnings);
   if (timestamps) assign_marker_rounds(*timestamps, data);

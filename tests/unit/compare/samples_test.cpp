@@ -3,6 +3,7 @@
 // their URI, pooling over folders, and the errors.
 #include "compare/samples.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -169,6 +170,12 @@ TEST_CASE("samples: errors name the side, the folder and the cause") {
   auto linked = compare::load_side("base", {dir.file("linked")});
   REQUIRE(linked);
   CHECK(linked->benchmarks.size() == 1);
+  // ... and said so.
+  CHECK(std::count_if(linked->warnings.begin(), linked->warnings.end(),
+                      [](const std::string& w) {
+                        return w.find("9.json: not a regular file") !=
+                               std::string::npos;
+                      }) == 1);
 }
 
 TEST_CASE(
