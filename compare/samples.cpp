@@ -264,17 +264,23 @@ base::Result<FolderData> load_folder(const std::string& folder,
     return std::move(status.error());
   format::ProfileLayout layout(folder);
   FolderData data;
+  const size_t warned = warnings.size();
   auto files = read_results(layout, data, warnings);
   if (!files) return std::move(files.error());
   auto timestamps = read_timestamps(layout, warnings);
   if (timestamps) assign_marker_rounds(*timestamps, data);
-  if (data.benchmarks.empty())
+  if (data.benchmarks.empty()) {
+    // The first thing skipped in this folder says why, if anything was.
+    const std::string skipped =
+        warnings.size() > warned ? "; " + warnings[warned] : "";
     return base::Error(
-        *files > 0 || timestamps
-            ? "no results (no benchmark in results/*.json, no rounds in "
-              "ExecutionTimestamps.msgpack)"
-            : "no results (no results/*.json, no "
-              "ExecutionTimestamps.msgpack)");
+        (*files > 0 || timestamps
+             ? "no results (no benchmark in results/*.json, no rounds in "
+               "ExecutionTimestamps.msgpack"
+             : "no results (no results/*.json, no "
+               "ExecutionTimestamps.msgpack") +
+        skipped + ")");
+  }
   for (auto& b : data.benchmarks) {
     if (b.name.empty()) b.name = name_from_uri(b.uri);
     choose_data(b, folder, warnings);

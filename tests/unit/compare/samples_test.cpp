@@ -3,6 +3,8 @@
 // their URI, pooling over folders, and the errors.
 #include "compare/samples.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -156,6 +158,14 @@ TEST_CASE("samples: errors name the side, the folder and the cause") {
   auto empty = compare::load_side("head", {dir.file("empty")});
   REQUIRE_FALSE(empty);
   CHECK(empty.error().what().find("no results") != std::string::npos);
+
+  // Only a FIFO named like a results file: not read, and the error says so.
+  std::filesystem::create_directories(dir.file("fifo/results"));
+  REQUIRE(::mkfifo(dir.file("fifo/results/1.json").c_str(), 0600) == 0);
+  auto fifo = compare::load_side("head", {dir.file("fifo")});
+  REQUIRE_FALSE(fifo);
+  CHECK(fifo.error().what().find("1.json: not a regular file: not read") !=
+        std::string::npos);
 
   REQUIRE(runner::base::write_file_atomic(dir.file("empty/results/3.json"),
                                           std::string_view("[1,")));
