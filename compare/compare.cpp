@@ -34,10 +34,6 @@ BenchmarkComparison compare_one(const BenchmarkSamples& base,
       compare_benchmark(base.samples, head.samples, settings);
   c.uri = head.uri;
   c.name = head.name;
-  c.base.folders = base.samples.folders;
-  c.base.source = base.samples.source;
-  c.head.folders = head.samples.folders;
-  c.head.source = head.samples.source;
   return c;
 }
 

@@ -185,22 +185,13 @@ void assign_marker_rounds(const format::ExecutionTimestamps& ts,
 }
 
 // The per-iteration times of a results entry's round arrays; nullopt when
-// absent or malformed (a warning then).
+// it has none. format::read_walltime_results only hands over arrays of equal
+// length without a round of 0 iterations.
 std::optional<std::vector<double>> round_times(
-    const format::BenchmarkResult& result, const std::string& where,
-    std::vector<std::string>& warnings) {
+    const format::BenchmarkResult& result) {
   const auto& times = result.times_per_round_ns;
   const auto& iters = result.iters_per_round;
-  if (times.empty() && iters.empty()) return std::nullopt;
-  bool valid = times.size() == iters.size() &&
-               std::none_of(iters.begin(), iters.end(),
-                            [](uint64_t n) { return n == 0; });
-  if (!valid) {
-    warnings.push_back(where +
-                       ": times_per_round_ns/iters_per_round differ in length "
-                       "or have a round of 0 iterations: using the summary");
-    return std::nullopt;
-  }
+  if (times.empty()) return std::nullopt;
   std::vector<double> out;
   for (size_t i = 0; i < times.size(); ++i)
     out.push_back(static_cast<double>(times[i]) /
@@ -209,12 +200,11 @@ std::optional<std::vector<double>> round_times(
 }
 
 // (1) the round arrays of every results entry of the benchmark.
-bool choose_rounds(FolderBenchmark& b, const std::string& where,
-                   std::vector<std::string>& warnings) {
+bool choose_rounds(FolderBenchmark& b) {
   if (b.results.empty()) return false;
   std::vector<double> all;
   for (const auto& result : b.results) {
-    auto times = round_times(result, where, warnings);
+    auto times = round_times(result);
     if (!times) return false;
     all.insert(all.end(), times->begin(), times->end());
   }
@@ -250,7 +240,7 @@ bool choose_markers(FolderBenchmark& b, const std::string& where,
 void choose_data(FolderBenchmark& b, const std::string& folder,
                  std::vector<std::string>& warnings) {
   const std::string where = folder + ": " + b.uri;
-  if (choose_rounds(b, where, warnings)) return;
+  if (choose_rounds(b)) return;
   if (choose_markers(b, where, warnings)) return;
   std::vector<format::BenchmarkStats> parts;
   for (const auto& result : b.results) parts.push_back(result.stats);
@@ -406,20 +396,15 @@ format::BenchmarkStats pool_summaries(
 format::BenchmarkStats summarize(const std::vector<double>& times_ns) {
   format::BenchmarkStats out;
   if (times_ns.empty()) return out;
-  std::vector<double> sorted = times_ns;
-  std::sort(sorted.begin(), sorted.end());
-  double n = static_cast<double>(sorted.size()), sum = 0;
-  for (double t : sorted) sum += t;
-  out.mean_ns = sum / n;
-  double ss = 0;
-  for (double t : sorted) ss += (t - out.mean_ns) * (t - out.mean_ns);
-  out.stdev_ns = sorted.size() > 1 ? std::sqrt(ss / (n - 1)) : 0;
-  out.min_ns = sorted.front();
-  out.max_ns = sorted.back();
-  out.q1_ns = stats::quantile(sorted, 0.25);
-  out.median_ns = stats::quantile(sorted, 0.5);
-  out.q3_ns = stats::quantile(sorted, 0.75);
-  out.rounds = sorted.size();
+  out.mean_ns = stats::mean(times_ns);
+  out.stdev_ns = stats::stdev(times_ns);
+  const auto [min, max] = std::minmax_element(times_ns.begin(), times_ns.end());
+  out.min_ns = *min;
+  out.max_ns = *max;
+  out.q1_ns = stats::quantile(times_ns, 0.25);
+  out.median_ns = stats::quantile(times_ns, 0.5);
+  out.q3_ns = stats::quantile(times_ns, 0.75);
+  out.rounds = times_ns.size();
   return out;
 }
 
