@@ -23,7 +23,6 @@ using format::Verdict;
 
 using Layout = format::ProfileLayout;
 constexpr int kInterruptedExit = 130;
-constexpr size_t kMaxStem = 100;
 
 using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
 
@@ -142,16 +141,10 @@ StacksByUri load_stacks(const std::vector<std::string>& folders,
   return out;
 }
 
-// A file name stem for a benchmark: [A-Za-z0-9._-], others '_', unique in
-// `used` ("-2", "-3", ... appended).
+// A file name stem for a benchmark (ProfileLayout::file_stem), not hidden,
+// unique in `used` ("-2", "-3", ... appended).
 std::string unique_stem(const std::string& name, std::set<std::string>& used) {
-  std::string stem;
-  for (char c : name) {
-    if (stem.size() == kMaxStem) break;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-    stem += ok ? c : '_';
-  }
+  std::string stem = Layout::file_stem(name);
   if (stem.empty() || stem.front() == '.') stem.insert(0, "_");
   std::string candidate = stem;
   for (int n = 2; used.contains(candidate); ++n)

@@ -68,6 +68,12 @@ class ProfileLayout {
   std::string results_dir() const { return file(kResultsDir); }
   std::string report_dir() const { return file(kReportDir); }
 
+  // `name` (a benchmark's) made safe as part of a file name in the folder:
+  // its first kMaxFileStem bytes, each not in [A-Za-z0-9._-] replaced by
+  // '_'. report/'s stems and compare/'s .diff.svg names are made of it.
+  static constexpr size_t kMaxFileStem = 100;
+  static std::string file_stem(std::string_view name);
+
   static std::string report_stack_file(std::string_view stem, bool harness,
                                        std::string_view ext) {
     return std::string(stem) + (harness ? ".harness" : "") + std::string(ext);

@@ -10,15 +10,8 @@
 namespace runner::report {
 
 std::string benchmark_stem(const BenchmarkProfile& benchmark) {
-  std::string out = std::to_string(benchmark.index) + "_";
-  size_t kept = 0;
-  for (char c : benchmark.name) {
-    if (kept++ == 100) break;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-    out += ok ? c : '_';
-  }
-  return out;
+  return std::to_string(benchmark.index) + "_" +
+         format::ProfileLayout::file_stem(benchmark.name);
 }
 
 std::string write_error(const std::string& path, const base::Error& error) {

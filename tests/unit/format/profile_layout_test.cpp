@@ -1,3 +1,5 @@
+#include <string>
+
 #include <doctest/doctest.h>
 
 #include "format/format.hpp"
@@ -26,4 +28,13 @@ TEST_CASE("module keys: <index>__<file name>, and back") {
   CHECK(ProfileLayout::key_file_name("12__libm.so") == "libm.so");
   CHECK(ProfileLayout::key_file_name("3__a__b") == "a__b");
   CHECK(ProfileLayout::key_file_name("plain") == "plain");
+}
+
+TEST_CASE("file stems: [A-Za-z0-9._-] kept, others '_', 100 bytes at most") {
+  CHECK(ProfileLayout::file_stem("fib 20/x:y") == "fib_20_x_y");
+  CHECK(ProfileLayout::file_stem("a.b-c_D9") == "a.b-c_D9");
+  CHECK(ProfileLayout::file_stem("\xC3\xA9") == "__");  // each byte
+  CHECK(ProfileLayout::file_stem(std::string(150, 'x')) ==
+        std::string(100, 'x'));
+  CHECK(ProfileLayout::file_stem("") == "");
 }
