@@ -14,12 +14,6 @@ namespace {
 
 constexpr const char* kLog = "agent";
 
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev != nullptr ? std::string("SIG") + abbrev
-                           : "signal " + std::to_string(sig);
-}
-
 std::string seconds_text(std::chrono::milliseconds ms) {
   char text[32];
   std::snprintf(text, sizeof(text), "%g s",
@@ -53,7 +47,7 @@ void print_end(const BenchmarkEnd& end) {
                                       : std::string("could not be waited for");
   if (end.interrupted_by != 0) {
     std::fprintf(stderr, "runner: interrupted by %s: the benchmark %s%s\n",
-                 signal_name(end.interrupted_by).c_str(), what.c_str(),
+                 base::signal_name(end.interrupted_by).c_str(), what.c_str(),
                  end.escalated ? " (the runner killed it)" : "");
   } else if (!end.status || !end.status->success()) {
     std::fprintf(stderr, "runner: the benchmark %s\n", what.c_str());
@@ -100,7 +94,7 @@ void ChildWatcher::wait_signal() {
     } else if (interrupted_by_ == 0) {
       interrupted_by_ = sig;
       RUNNER_LOG(kLog, kWarning)
-          << "received " << signal_name(sig) << ": forwarding it to the "
+          << "received " << base::signal_name(sig) << ": forwarding it to the "
           << "benchmark, which gets SIGKILL if it has not exited within "
           << seconds_text(kill_after_) << "; the runner will write what it has";
       (void)child_->send_signal(sig);
@@ -108,12 +102,12 @@ void ChildWatcher::wait_signal() {
       kill_timer_.async_wait([this](const boost::system::error_code& err) {
         if (err || exited_) return;
         kill_benchmark(("it did not exit within " + seconds_text(kill_after_) +
-                        " of " + signal_name(interrupted_by_))
+                        " of " + base::signal_name(interrupted_by_))
                            .c_str());
       });
     } else if (!escalated_) {
       kill_benchmark(
-          ("the runner received " + signal_name(sig) + " again").c_str());
+          ("the runner received " + base::signal_name(sig) + " again").c_str());
     } else {
       ++ignored_signals_;
     }

@@ -172,6 +172,12 @@ void set_parent_death_signal(int signal, pid_t parent) {
 
 }  // namespace
 
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev
+                           : "signal " + std::to_string(sig);
+}
+
 std::string ExitStatus::describe() const {
   if (signaled) {
     const char* name = ::sigabbrev_np(signal);

@@ -49,6 +49,9 @@ struct ExitStatus {
   std::string describe() const;
 };
 
+// "SIGTERM", or "signal 64" for a number without a name.
+std::string signal_name(int sig);
+
 // Resolves argv[0] against PATH like execvp (a name with '/' is taken as is).
 // Errors name the cause: "not found", "is a directory", "no execute
 // permission (mode 0644)", "not searchable" for a directory on the path;

@@ -228,6 +228,12 @@ Status write_file_atomic(const std::string& path,
                              data.size()));
 }
 
+std::string write_error(const std::string& path, const Error& error) {
+  std::string cause = error.what();
+  if (cause.starts_with(path + ": ")) cause.erase(0, path.size() + 2);
+  return "cannot write " + path + ": " + cause;
+}
+
 Status make_directories(const std::string& path) {
   if (path.empty()) return {};
   std::string partial;

@@ -64,6 +64,9 @@ Status write_all(int fd, std::string_view data);
 Status write_file_atomic(const std::string& path, std::string_view data);
 Status write_file_atomic(const std::string& path,
                          std::span<const uint8_t> data);
+// "cannot write <path>: <cause>" for a failed write of `path`, naming the
+// path once whatever `error` says.
+std::string write_error(const std::string& path, const Error& error);
 
 // mkdir -p (new folders 0755 before umask).
 Status make_directories(const std::string& path);

@@ -153,10 +153,6 @@ std::string unique_stem(const std::string& name, std::set<std::string>& used) {
   return candidate;
 }
 
-std::string write_error(const std::string& path, const base::Error& error) {
-  return "cannot write " + path + ": " + error.what();
-}
-
 // Per benchmark with stacks on both sides: the top functions, and the
 // differential flamegraph when there is a folder to write it in.
 void add_profiles(format::CompareReport& report, const CompareOptions& options,
@@ -182,7 +178,7 @@ void add_profiles(format::CompareReport& report, const CompareOptions& options,
     if (written)
       c.diff_flamegraph = file;
     else
-      errors.push_back(write_error(path, written.error()));
+      errors.push_back(base::write_error(path, written.error()));
   }
 }
 
@@ -209,7 +205,7 @@ void write_outputs(const format::CompareReport& report,
         std::pair{Layout::kCompareMarkdown, render_markdown(report)}}) {
     std::string path = out_dir + "/" + std::string(name);
     auto written = base::write_file_atomic(path, data);
-    if (!written) errors.push_back(write_error(path, written.error()));
+    if (!written) errors.push_back(base::write_error(path, written.error()));
   }
 }
 

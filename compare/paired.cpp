@@ -38,12 +38,6 @@ constexpr milliseconds kKillAfter{2000};
 // Longest wait for a signal before the round is polled anyway.
 constexpr milliseconds kPollEvery{500};
 
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev != nullptr ? std::string("SIG") + abbrev
-                           : "signal " + std::to_string(sig);
-}
-
 int64_t monotonic_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);
@@ -121,7 +115,7 @@ base::Error interrupt(Round& round, const SignalBlock& signals, int sig) {
   auto status = wait_exit(round, signals, kKillAfter);
   round.signal_all(SIGKILL);
   if (status.has_value() && !*status) (void)round.child.wait();
-  return base::Error("interrupted by " + signal_name(sig), EINTR);
+  return base::Error("interrupted by " + base::signal_name(sig), EINTR);
 }
 
 // Runs `command` once; its wall time in nanoseconds, spawn to reap.

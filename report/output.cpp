@@ -14,16 +14,10 @@ std::string benchmark_stem(const BenchmarkProfile& benchmark) {
          format::ProfileLayout::file_stem(benchmark.name);
 }
 
-std::string write_error(const std::string& path, const base::Error& error) {
-  std::string cause = error.what();
-  if (cause.starts_with(path + ": ")) cause.erase(0, path.size() + 2);
-  return "cannot write " + path + ": " + cause;
-}
-
 void write_output_file(const std::string& path, const std::string& data,
                        std::vector<std::string>& errors) {
   if (auto st = base::write_file_atomic(path, data); !st)
-    errors.push_back(write_error(path, st.error()));
+    errors.push_back(base::write_error(path, st.error()));
 }
 
 std::string percent(uint64_t part, uint64_t whole) {

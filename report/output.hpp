@@ -7,7 +7,8 @@
 //   - finish: once, with the report's totals; writes what is left.
 // Outputs that write files do so under ReportDir::path; each failed write is
 // appended to `errors` as "cannot write <path>: <cause>" (the report then
-// fails). The pipeline owns the data it hands over; an output keeps copies.
+// fails; base::write_error). The pipeline owns the data it hands over; an
+// output keeps copies.
 #pragma once
 
 #include <cstdint>
@@ -79,8 +80,6 @@ class Output {
 // "<index>_<sanitized name>": the stem of a benchmark's files (".harness"
 // appended for its harness part).
 std::string benchmark_stem(const BenchmarkProfile& benchmark);
-// "cannot write <path>: <cause>", naming `path` once whatever `error` says.
-std::string write_error(const std::string& path, const base::Error& error);
 // Writes `data` to `path` atomically; a failure is appended to `errors`.
 void write_output_file(const std::string& path, const std::string& data,
                        std::vector<std::string>& errors);

@@ -15,6 +15,12 @@ using runner::base::ChildProcess;
 using runner::base::SpawnOptions;
 
 TEST_SUITE("base") {
+  TEST_CASE("signal_name: SIG<abbrev>, or the number") {
+    CHECK(runner::base::signal_name(SIGTERM) == "SIGTERM");
+    CHECK(runner::base::signal_name(SIGINT) == "SIGINT");
+    CHECK(runner::base::signal_name(1000) == "signal 1000");
+  }
+
   TEST_CASE("spawn reports the exit code") {
     SpawnOptions opts;
     opts.argv = {"sh", "-c", "exit 3"};

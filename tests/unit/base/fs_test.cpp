@@ -9,6 +9,15 @@
 #include "tests/support/temp_dir.hpp"
 
 TEST_SUITE("base") {
+  TEST_CASE("write_error names the path once") {
+    using runner::base::Error;
+    using runner::base::write_error;
+    CHECK(write_error("/o/a.svg", Error("rename to /o/a.svg: EACCES")) ==
+          "cannot write /o/a.svg: rename to /o/a.svg: EACCES");
+    CHECK(write_error("/o/a.svg", Error("/o/a.svg: No space left")) ==
+          "cannot write /o/a.svg: No space left");
+  }
+
   TEST_CASE("write_file_atomic replaces the file and leaves no temp") {
     runner::testing::TempDir dir;
     std::string path = dir.file("a.json");
