@@ -9,11 +9,13 @@
 //  - MountNamespace: a mount namespace with bind mounts, for a child to join
 //    (SpawnOptions::mount_namespace_fd).
 //  - process tree: subreaper, reaping and killing what a benchmark left.
+//  - monotonic_ns: CLOCK_MONOTONIC in nanoseconds.
 //  - fs helpers: write a file atomically (temp name + rename).
 //  - text helpers: take_item walks a separated list ("a,b,c").
 #pragma once
 
 #include "base/child_process.hpp"
+#include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
 #include "base/log_limiter.hpp"

@@ -38,12 +38,6 @@ constexpr milliseconds kKillAfter{2000};
 // Longest wait for a signal before the round is polled anyway.
 constexpr milliseconds kPollEvery{500};
 
-int64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-
 // Blocks the signals that interrupt the rounds (and SIGCHLD, which says a
 // round ended) in the calling thread while it lives; wait() takes one.
 class SignalBlock {
@@ -100,11 +94,13 @@ base::Result<Round> start_round(const std::string& command, int dev_null) {
 // Waits up to `timeout` for the round's shell to exit; nullopt if it runs.
 base::Result<std::optional<base::ExitStatus>> wait_exit(
     Round& round, const SignalBlock& signals, milliseconds timeout) {
-  const int64_t deadline = monotonic_ns() + timeout.count() * 1'000'000;
+  const uint64_t deadline =
+      base::monotonic_ns() + static_cast<uint64_t>(timeout.count()) * 1'000'000;
   while (true) {
     RUNNER_ASSIGN_OR_RETURN(auto status, round.child.try_wait(), "waitpid");
-    if (status || monotonic_ns() >= deadline) return status;
-    int64_t left_ms = (deadline - monotonic_ns()) / 1'000'000 + 1;
+    const uint64_t now = base::monotonic_ns();
+    if (status || now >= deadline) return status;
+    const auto left_ms = static_cast<int64_t>((deadline - now) / 1'000'000 + 1);
     signals.wait(milliseconds(std::min<int64_t>(left_ms, 50)));
   }
 }
@@ -121,7 +117,7 @@ base::Error interrupt(Round& round, const SignalBlock& signals, int sig) {
 // Runs `command` once; its wall time in nanoseconds, spawn to reap.
 base::Result<double> time_round(const std::string& command, int dev_null,
                                 const SignalBlock& signals) {
-  const int64_t start = monotonic_ns();
+  const uint64_t start = base::monotonic_ns();
   RUNNER_ASSIGN_OR_RETURN(Round round, start_round(command, dev_null),
                           "cannot start it");
   std::optional<base::ExitStatus> status;
@@ -130,7 +126,7 @@ base::Result<double> time_round(const std::string& command, int dev_null,
     if (sig != 0 && sig != SIGCHLD) return interrupt(round, signals, sig);
     RUNNER_ASSIGN_OR_RETURN(status, round.child.try_wait(), "waitpid");
   }
-  const int64_t end = monotonic_ns();
+  const uint64_t end = base::monotonic_ns();
   round.signal_all(SIGKILL);  // what it left running in its group
   if (!status->success()) {
     std::string hint;

@@ -1,7 +1,6 @@
 #include "fifo/server.hpp"
 
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -26,13 +25,6 @@ namespace asio = boost::asio;
 
 // Per-kind warnings are logged this many times, then only counted.
 constexpr uint64_t kMaxWarnings = 20;
-
-uint64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
 
 }  // namespace
 
@@ -198,7 +190,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
     if (hook) hook();
     data.markers.push_back(
         {open ? MarkerType::kSampleStart : MarkerType::kSampleEnd,
-         monotonic_ns()});
+         base::monotonic_ns()});
     data.sampling = open;
     return Ack{};
   }
@@ -208,7 +200,7 @@ struct Server::Core : std::enable_shared_from_this<Server::Core> {
         [this](const auto& c) -> Command {
           using T = std::decay_t<decltype(c)>;
           if constexpr (std::is_same_v<T, CurrentBenchmark>) {
-            data.uri_by_ts.emplace_back(monotonic_ns(), c.uri);
+            data.uri_by_ts.emplace_back(base::monotonic_ns(), c.uri);
             if (known_pids.insert(c.pid).second) {
               data.bench_pids.push_back(c.pid);
               if (hooks.on_new_pid) hooks.on_new_pid(c.pid);
