@@ -23,6 +23,9 @@
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
 //  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 //  - compare_report: CompareReport, compare.json of `runner compare`.
+//  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
+//  - store_record: a run's record in the shared profile store.
+//  - s3_xml: the S3 API's XML documents the store reads and writes.
 #pragma once
 
 #include "format/bytes.hpp"
@@ -36,6 +39,9 @@
 #include "format/proc_maps.hpp"
 #include "format/profile_layout.hpp"
 #include "format/quantities.hpp"
+#include "format/s3_xml.hpp"
+#include "format/store_record.hpp"
 #include "format/symbols_map.hpp"
 #include "format/unwind_data.hpp"
+#include "format/upload_metadata.hpp"
 #include "format/walltime_results.hpp"

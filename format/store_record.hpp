@@ -1,0 +1,43 @@
+// The record of one run in the shared profile store (upload/store.hpp): a
+// small JSON object per run under its branch's prefix, naming the run's
+// archive. Versioned; unknown members are ignored on read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace runner::format {
+
+inline constexpr int kStoreRecordVersion = 1;
+
+struct StoreRecord {
+  int version = kStoreRecordVersion;
+  std::string owner;
+  std::string repository;
+  std::string branch;     // "main", "feat/x"
+  std::string ref;        // "refs/heads/main"
+  std::string commit;     // full SHA
+  std::string run_id;     // unique per run: <time>-<random>
+  std::string created_at; // ISO 8601 UTC with milliseconds
+  uint64_t created_unix_ms = 0;
+  std::string event;      // "push", "pull_request", "local"
+  std::string ci_run_url; // "" outside CI
+  std::string archive_key;
+  uint64_t archive_bytes = 0;
+  std::string archive_sha256;
+  std::string compression = "zstd";
+  uint64_t folder_bytes = 0;
+  std::vector<std::string> benchmarks;  // URIs of results/*.json
+  std::string runner_version;
+};
+
+std::string write_store_record(const StoreRecord& record);
+// Missing or mistyped members are errors naming them; a version above
+// kStoreRecordVersion is refused.
+base::Result<StoreRecord> read_store_record(std::string_view text);
+
+}  // namespace runner::format

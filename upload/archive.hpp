@@ -1,0 +1,53 @@
+// Profile folders as tar archives through libarchive, wrapped here and
+// nowhere else. Packing streams the folder's files into an anonymous
+// temporary file (never the whole folder in memory); unpacking writes under
+// a directory the caller created, refusing what could escape it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.hpp"
+#include "base/unique_fd.hpp"
+
+namespace runner::upload {
+
+enum class ArchiveCompression { kNone, kZstd };
+
+// A packed folder: the archive is an unlinked temporary file owned by `fd`
+// (gone with it), positioned at offset 0.
+struct PackedArchive {
+  base::UniqueFd fd;
+  uint64_t size = 0;          // bytes of the archive
+  uint64_t folder_bytes = 0;  // bytes of the regular files packed
+  uint64_t entries = 0;       // files and folders packed
+};
+
+// Packs every regular file and folder under `folder`, named relative to it
+// ("./perf.pipedata", as CodSpeed's runner does), in a stable order (sorted
+// by path) with the files' modes and mtimes; symlinks, FIFOs, sockets and
+// devices are skipped with a warning (never followed). Errors name the file
+// and the cause (a file that cannot be read, a full disk).
+base::Result<PackedArchive> pack_folder(const std::string& folder,
+                                        ArchiveCompression compression);
+
+struct UnpackLimits {
+  uint64_t max_total_bytes = 64ull << 30;
+  uint64_t max_entries = 1u << 20;
+};
+
+struct UnpackStats {
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+};
+
+// Unpacks the archive read from `archive_fd` (plain tar or tar.zst, detected)
+// into `destination`, an existing folder. Only regular files and folders;
+// an absolute name, a ".." component, a link, a device or a FIFO, a name
+// that exists already, or going beyond `limits` is an error naming the
+// entry (what was written stays; the caller removes the folder).
+base::Result<UnpackStats> unpack_archive(int archive_fd,
+                                         const std::string& destination,
+                                         const UnpackLimits& limits = {});
+
+}  // namespace runner::upload

@@ -1,0 +1,46 @@
+// CodSpeed's upload protocol (reference: codspeed-runner-walltime.md §7.1):
+// the folder packed as tar, the metadata JSON (version 10) POSTed with the
+// token, then the archive PUT to the returned URL, streamed from disk.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "base/result.hpp"
+#include "upload/environment.hpp"
+#include "upload/http.hpp"
+
+namespace runner::upload {
+
+inline constexpr const char* kDefaultUploadUrl =
+    "https://api.codspeed.io/upload";
+
+struct CodspeedUploadOptions {
+  std::string folder;
+  std::string upload_url = kDefaultUploadUrl;
+  // --token, else CODSPEED_TOKEN; without either, GitHub OIDC when
+  // ACTIONS_ID_TOKEN_REQUEST_URL/_TOKEN are set, else tokenless.
+  std::optional<std::string> token;
+  RetryPolicy retry;
+};
+
+struct CodspeedUploadResult {
+  std::string run_id;    // from the service's answer
+  std::string run_hash;  // tokenless only: SHA-256 of the metadata JSON
+  bool tokenless = false;
+  uint64_t folder_bytes = 0;
+  uint64_t archive_bytes = 0;
+  double seconds = 0;  // packing and both requests
+};
+
+// Packs, POSTs, PUTs. Progress and retries go to `log`; the token is never
+// written anywhere but the Authorization header. Errors: a 4xx other than
+// 408/429 fails at once with the status and the start of the body; a
+// transient failure after the last retry names the step and the cause.
+base::Result<CodspeedUploadResult> upload_to_codspeed(
+    const CodspeedUploadOptions& options, const RunFacts& facts,
+    const Environment& env, std::ostream& log);
+
+}  // namespace runner::upload
