@@ -26,11 +26,13 @@
 //  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
 //  - store_record: a run's record in the shared profile store.
 //  - s3_xml: the S3 API's XML documents the store reads and writes.
+//  - github_event: the members of a GitHub Actions event payload uploads use.
 #pragma once
 
 #include "format/bytes.hpp"
 #include "format/compare_report.hpp"
 #include "format/exec_targets.hpp"
+#include "format/github_event.hpp"
 #include "format/execution_timestamps.hpp"
 #include "format/numbers.hpp"
 #include "format/perf_map.hpp"

@@ -1,11 +1,73 @@
-// SCAFFOLD: replaced by the store helper.
+// A run's record in the shared profile store: written and read here only
+// (see store_record.hpp).
 #include "format/store_record.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace runner::format {
 
-std::string write_store_record(const StoreRecord&) { return "{}"; }
-base::Result<StoreRecord> read_store_record(std::string_view) {
-  return base::Error("SCAFFOLD: read_store_record");
+using Json = nlohmann::ordered_json;
+
+std::string write_store_record(const StoreRecord& r) {
+  Json j;
+  j["version"] = r.version;
+  j["owner"] = r.owner;
+  j["repository"] = r.repository;
+  j["branch"] = r.branch;
+  j["ref"] = r.ref;
+  j["commit"] = r.commit;
+  j["run_id"] = r.run_id;
+  j["created_at"] = r.created_at;
+  j["created_unix_ms"] = r.created_unix_ms;
+  j["event"] = r.event;
+  j["ci_run_url"] = r.ci_run_url;
+  j["archive_key"] = r.archive_key;
+  j["archive_bytes"] = r.archive_bytes;
+  j["archive_sha256"] = r.archive_sha256;
+  j["compression"] = r.compression;
+  j["folder_bytes"] = r.folder_bytes;
+  j["benchmarks"] = r.benchmarks;
+  j["runner_version"] = r.runner_version;
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+StoreRecord read_record(const Json& j) {
+  StoreRecord r;
+  r.version = j.at("version").get<int>();
+  if (r.version < 1 || r.version > kStoreRecordVersion)
+    throw std::invalid_argument("version " + std::to_string(r.version) +
+                                " is not supported (this runner reads " +
+                                std::to_string(kStoreRecordVersion) + ")");
+  r.owner = j.at("owner").get<std::string>();
+  r.repository = j.at("repository").get<std::string>();
+  r.branch = j.at("branch").get<std::string>();
+  r.ref = j.at("ref").get<std::string>();
+  r.commit = j.at("commit").get<std::string>();
+  r.run_id = j.at("run_id").get<std::string>();
+  r.created_at = j.at("created_at").get<std::string>();
+  r.created_unix_ms = j.at("created_unix_ms").get<uint64_t>();
+  r.event = j.at("event").get<std::string>();
+  r.ci_run_url = j.at("ci_run_url").get<std::string>();
+  r.archive_key = j.at("archive_key").get<std::string>();
+  r.archive_bytes = j.at("archive_bytes").get<uint64_t>();
+  r.archive_sha256 = j.at("archive_sha256").get<std::string>();
+  r.compression = j.at("compression").get<std::string>();
+  r.folder_bytes = j.at("folder_bytes").get<uint64_t>();
+  r.benchmarks = j.at("benchmarks").get<std::vector<std::string>>();
+  r.runner_version = j.at("runner_version").get<std::string>();
+  return r;
+}
+
+}  // namespace
+
+base::Result<StoreRecord> read_store_record(std::string_view text) {
+  try {
+    return read_record(Json::parse(text));
+  } catch (const std::exception& e) {
+    return base::Error(std::string("store record: ") + e.what());
+  }
 }
 
 }  // namespace runner::format

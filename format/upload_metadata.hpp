@@ -45,23 +45,24 @@ struct UploadSender {
 
 // GitHub Actions' part of the metadata ("ghData").
 struct UploadGhData {
-  uint64_t run_id = 0;
+  std::string run_id;
   std::string job;
 };
 
 // GitLab CI's part ("glData").
 struct UploadGlData {
-  uint64_t run_id = 0;
+  std::string run_id;
   std::string job;
 };
 
 // A run outside CI ("localData").
 struct UploadLocalData {
-  std::string hostname;  // the machine that ran it
+  std::string host;  // the machine that ran it
+  std::string user;
 };
 
 struct UploadMetadata {
-  std::string repository_provider;  // "GITHUB", "GITLAB", "PROJECT"
+  std::string repository_provider;  // "GITHUB", "GITLAB"
   int version = kUploadMetadataVersion;
   bool tokenless = false;
   std::string profile_md5;  // base64 of the archive's MD5
@@ -77,7 +78,7 @@ struct UploadMetadata {
   std::optional<std::string> base_ref;
   std::string owner;
   std::string repository;
-  std::string event;
+  std::string event;  // push, pull_request, workflow_dispatch, schedule, local
   std::optional<UploadSender> sender;
   std::optional<UploadGhData> gh_data;
   std::optional<UploadGlData> gl_data;

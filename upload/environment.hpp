@@ -59,6 +59,7 @@ struct RunFacts {
   std::string repository;  // "widgets"
   std::string event;       // "push", "pull_request", "local"
   std::optional<std::string> sender;  // actor login
+  std::string sender_id;                // "" when unknown
   std::string run_id;      // GITHUB_RUN_ID / CI_PIPELINE_ID, "" locally
   std::string job;         // GITHUB_JOB / CI_JOB_NAME, "" locally
   std::string run_url;     // a link to the CI run, "" locally
