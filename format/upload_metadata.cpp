@@ -189,4 +189,12 @@ base::Result<UploadAnswer> read_upload_answer(std::string_view text) {
   }
 }
 
+base::Result<std::string> read_oidc_answer(std::string_view text) {
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_object() && j.contains("value") && j.at("value").is_string() &&
+      !j.at("value").get<std::string>().empty())
+    return j.at("value").get<std::string>();
+  return base::Error("GitHub OIDC answer without a token (\"value\")");
+}
+
 }  // namespace runner::format

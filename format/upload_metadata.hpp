@@ -99,4 +99,7 @@ struct UploadAnswer {
 };
 base::Result<UploadAnswer> read_upload_answer(std::string_view text);
 
+// GitHub's OIDC answer {"value": "<JWT>"}: the token.
+base::Result<std::string> read_oidc_answer(std::string_view text);
+
 }  // namespace runner::format

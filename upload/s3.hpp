@@ -66,6 +66,21 @@ class S3Client {
 
  private:
   S3Client(S3Config config, HttpClient http, std::ostream& log);
+  // A signed request for bucket/key?query (query already canonical).
+  HttpRequest request(const std::string& method, const std::string& bucket,
+                      const std::string& key, const std::string& query) const;
+  base::Result<HttpResponse> send(const HttpRequest& request,
+                                  const std::string& what);
+  base::Status put_multipart(const std::string& bucket, const std::string& key,
+                             int fd, uint64_t size,
+                             const std::string& content_type);
+  base::Result<std::vector<std::string>> put_parts(const std::string& bucket,
+                                                   const std::string& key,
+                                                   const std::string& upload_id,
+                                                   int fd, uint64_t size);
+  void abort_multipart(const std::string& bucket, const std::string& key,
+                       const std::string& upload_id);
+
   S3Config config_;
   HttpClient http_;
   std::ostream* log_;

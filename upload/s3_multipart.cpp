@@ -1,0 +1,111 @@
+// Multipart uploads of the store's large archives (see s3.hpp): create,
+// parts of multipart_threshold bytes streamed from the file, complete; on
+// any failure the upload is aborted so that no part is left behind.
+#include <errno.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "upload/digest.hpp"
+#include "upload/s3.hpp"
+
+namespace runner::upload {
+namespace {
+
+constexpr uint64_t kMaxParts = 10000;
+
+std::string display(const std::string& bucket, const std::string& key) {
+  return "s3://" + bucket + "/" + key;
+}
+
+// Upload ids come from the server: encoded for the query string.
+std::string query_value(std::string_view text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+base::Result<std::vector<std::string>> S3Client::put_parts(
+    const std::string& bucket, const std::string& key,
+    const std::string& upload_id, int fd, uint64_t size) {
+  const uint64_t part_size = config_.multipart_threshold;
+  std::vector<std::string> etags;
+  for (uint64_t offset = 0, number = 1; offset < size; offset += part_size, ++number) {
+    HttpRequest r = request("PUT", bucket, key,
+                            "partNumber=" + std::to_string(number) +
+                                "&uploadId=" + query_value(upload_id));
+    r.headers = {"x-amz-content-sha256: UNSIGNED-PAYLOAD"};
+    r.body_fd = fd;
+    r.body_offset = offset;
+    r.body_size = std::min(part_size, size - offset);
+    auto response = send(r, "S3 PUT part " + std::to_string(number) + " of " +
+                                display(bucket, key));
+    if (!response) return response.error();
+    auto etag = response->header("ETag");
+    if (!etag || etag->empty())
+      return base::Error("S3 PUT part " + std::to_string(number) + " of " +
+                         display(bucket, key) + ": no ETag in the answer");
+    etags.push_back(*etag);
+  }
+  return etags;
+}
+
+void S3Client::abort_multipart(const std::string& bucket,
+                               const std::string& key,
+                               const std::string& upload_id) {
+  auto response = send(request("DELETE", bucket, key,
+                               "uploadId=" + query_value(upload_id)),
+                       "S3 abort of the multipart upload of " +
+                           display(bucket, key));
+  if (!response)
+    *log_ << "warning: " << response.error().message()
+          << " (its parts stay until the bucket's lifecycle rules for "
+             "incomplete multipart uploads remove them)\n";
+}
+
+base::Status S3Client::put_multipart(const std::string& bucket,
+                                     const std::string& key, int fd,
+                                     uint64_t size,
+                                     const std::string& content_type) {
+  if ((size + config_.multipart_threshold - 1) / config_.multipart_threshold >
+      kMaxParts)
+    return base::Error(display(bucket, key) + ": more than 10000 parts of " +
+                       std::to_string(config_.multipart_threshold) + " bytes");
+  HttpRequest create = request("POST", bucket, key, "uploads=");
+  create.headers.push_back("Content-Type: " + content_type);
+  auto created = send(create, "S3 multipart upload of " + display(bucket, key));
+  if (!created) return created.error();
+  auto upload_id = format::read_s3_upload_id(created->body);
+  if (!upload_id) return upload_id.error();
+  auto etags = put_parts(bucket, key, *upload_id, fd, size);
+  if (!etags) {
+    abort_multipart(bucket, key, *upload_id);
+    return etags.error();
+  }
+  HttpRequest complete =
+      request("POST", bucket, key, "uploadId=" + query_value(*upload_id));
+  complete.body = format::write_s3_complete_multipart(*etags);
+  complete.headers = {"x-amz-content-sha256: " + sha256_hex(complete.body),
+                      "Content-Type: application/xml"};
+  auto completed =
+      send(complete, "S3 completion of the multipart upload of " +
+                         display(bucket, key));
+  if (!completed) {
+    abort_multipart(bucket, key, *upload_id);
+    return completed.error();
+  }
+  return {};
+}
+
+}  // namespace runner::upload
