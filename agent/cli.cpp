@@ -5,6 +5,7 @@
 
 #include "agent/commands.hpp"
 #include "agent/options.hpp"
+#include "agent/upload_command.hpp"
 #include "base/base.hpp"
 
 namespace runner::agent {
@@ -16,13 +17,18 @@ int run_main(int argc, char** argv) {
     if (auto code = parse_command_line(argc, argv, line)) return *code;
     switch (line.command) {
       case Command::kRun:
-        return run_command(line.run);
+        return run_command(line.run, line.upload);
       case Command::kExec:
-        return exec_command(std::move(line.run), line.exec);
+        return exec_command(std::move(line.run), line.exec, line.upload);
       case Command::kReport:
         return report_command(std::move(line.report));
       case Command::kCompare:
+        if (line.compare_store)
+          return compare_with_store(line.compare, *line.compare_store,
+                                    line.compare_s3_endpoint);
         return compare_command(line.compare);
+      case Command::kUpload:
+        return upload_command(line.upload);
       case Command::kDoctor:
         return doctor_command();
       case Command::kNone:

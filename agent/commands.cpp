@@ -119,16 +119,32 @@ base::Result<base::UniqueFd> exec_targets_input(
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
+namespace {
+
+// The session, then the upload when one was asked for: a failed upload
+// after a successful benchmark is kUploadFailedExit.
+int run_and_upload(RunOptions& options, const UploadOptions& upload) {
+  if (upload.requested() && options.profile_folder.empty())
+    options.profile_folder = default_profile_folder();
+  const int code = run_session(options);
+  if (!upload.requested()) return code;
+  const int uploaded = upload_after_run(upload, options.profile_folder);
+  return code != 0 ? code : uploaded;
+}
+
+}  // namespace
+
+int run_command(RunOptions options, const UploadOptions& upload) {
   if (options.command.empty() || options.command[0].empty())
     return usage_error("run",
                        "missing the benchmark command (usage: runner run "
                        "[OPTIONS] -- COMMAND [ARGS...])");
   if (auto code = check_profile_options(options, "run")) return *code;
-  return run_session(options);
+  return run_and_upload(options, upload);
 }
 
-int exec_command(RunOptions options, const format::ExecTarget& target) {
+int exec_command(RunOptions options, const format::ExecTarget& target,
+                 const UploadOptions& upload) {
   if (auto code = check_profile_options(options, "exec")) return *code;
   std::vector<format::ExecTarget> targets;
   if (auto code = exec_targets(target, targets)) return *code;
@@ -145,7 +161,7 @@ int exec_command(RunOptions options, const format::ExecTarget& target) {
   }
   options.command = {*harness, "-"};
   options.stdin_fd = input->get();
-  return run_session(options);
+  return run_and_upload(options, upload);
 }
 
 int report_command(report::ReportOptions options) {

@@ -4,16 +4,19 @@
 #pragma once
 
 #include "agent/session.hpp"
+#include "agent/upload_command.hpp"
 #include "compare/compare.hpp"
 #include "format/format.hpp"
 #include "report/report.hpp"
 
 namespace runner::agent {
 
-int run_command(const RunOptions& options);
+// With upload.requested(), the folder is uploaded at the end of the run.
+int run_command(RunOptions options, const UploadOptions& upload = {});
 // `target`: the command line's benchmark (its command empty: the benchmarks
 // of runner.yml / codspeed.yml in the working directory).
-int exec_command(RunOptions options, const format::ExecTarget& target);
+int exec_command(RunOptions options, const format::ExecTarget& target,
+                 const UploadOptions& upload = {});
 int report_command(report::ReportOptions options);
 int compare_command(const compare::CompareOptions& options);
 int doctor_command();

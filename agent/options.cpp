@@ -228,10 +228,53 @@ CLI::App* add_profiled_command(CLI::App& app, const char* name,
   return sub;
 }
 
+base::Result<uint64_t> parse_part_size(const std::string& text) {
+  auto size = format::parse_size(text);
+  if (!size) return size.error();
+  if (*size < (5u << 20) || *size > (5ull << 30))
+    return base::Error("'" + text + "': parts are 5M to 5G");
+  return *size;
+}
+
+// Where a folder goes: --upload-url/--token (CodSpeed's protocol) or
+// --store (the S3 store) with --s3-endpoint and --multipart-threshold.
+void add_destination_options(CLI::App& app, UploadOptions& upload) {
+  app.add_option("--upload-url", upload.upload_url,
+                 "The CodSpeed-compatible upload endpoint (default: "
+                 "$CODSPEED_UPLOAD_URL, else https://api.codspeed.io/upload)")
+      ->type_name("URL");
+  app.add_option("--token", upload.token,
+                 "The upload token (default: $CODSPEED_TOKEN; without one, "
+                 "GitHub OIDC when the job may request an id token, else "
+                 "tokenless); never printed")
+      ->type_name("TOKEN");
+  app.add_option("--store", upload.store,
+                 "Store the folder in the S3-compatible store "
+                 "s3://BUCKET[/PREFIX] instead (credentials from "
+                 "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; "
+                 "region AWS_REGION, default us-east-1)")
+      ->type_name("URL");
+  app.add_option("--s3-endpoint", upload.s3_endpoint,
+                 "--store: the S3 endpoint, path-style (default: "
+                 "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)")
+      ->type_name("URL");
+  add_parsed_option(app, "--multipart-threshold", upload.multipart_threshold,
+                    parse_part_size, "SIZE",
+                    "--store: archives above SIZE go up as multipart uploads "
+                    "in parts of SIZE (default 64M, at least 5M)");
+}
+
+constexpr const char* kRunUploadHelp =
+    "Upload the profile folder at the end of the run (CodSpeed's protocol; "
+    "see --upload-url, --token; or --store). If the benchmark succeeded but "
+    "the upload failed, the exit status is 3; the folder is kept";
+
 void add_run(CLI::App& app, CommandLine& out) {
-  add_profile_options(
-      *add_profiled_command(app, "run", kRunDescription, Command::kRun, out),
-      out.run);
+  CLI::App* run =
+      add_profiled_command(app, "run", kRunDescription, Command::kRun, out);
+  add_profile_options(*run, out.run);
+  run->add_flag("--upload", out.upload.codspeed, kRunUploadHelp);
+  add_destination_options(*run, out.upload);
 }
 
 void add_exec(CLI::App& app, CommandLine& out) {
@@ -239,6 +282,8 @@ void add_exec(CLI::App& app, CommandLine& out) {
       add_profiled_command(app, "exec", kExecDescription, Command::kExec, out);
   exec_harness::add_benchmark_options(*exec, out.exec);
   add_profile_options(*exec, out.run);
+  exec->add_flag("--upload", out.upload.codspeed, kRunUploadHelp);
+  add_destination_options(*exec, out.upload);
 }
 
 base::Result<unsigned> parse_top(const std::string& text) {
@@ -363,12 +408,15 @@ void add_compare_sides(CLI::App& sub, CommandLine& out) {
                  "The head: a profile folder (--paired: a shell command)");
   sub.add_option("--base", options.base,
                  "One more base folder (repeatable): repeated runs are pooled "
-                 "and their spread reported")
+                 "and their spread reported (--store: the branch whose newest "
+                 "stored run is the base)")
       ->type_name("DIR")
+      ->allow_extra_args(false)  // one value per --base: HEAD may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub.add_option("--head", options.head,
                  "One more head folder (repeatable), like --base")
       ->type_name("DIR")
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub.add_option("--out", options.out_dir,
                  "Where compare.json, compare.md and the *.diff.svg go "
@@ -417,6 +465,38 @@ void add_compare(CLI::App& app, CommandLine& out) {
   sub->footer(kCompareFooter);
   add_compare_sides(*sub, out);
   add_compare_settings(*sub, out.compare);
+  sub->add_option("--store", out.compare_store,
+                  "Take the base from the S3-compatible store "
+                  "s3://BUCKET[/PREFIX]: the newest run of the branch --base "
+                  "names (default: the pull request's base branch from the CI "
+                  "environment, else main), fetched into "
+                  "$XDG_CACHE_HOME/runner/store; HEAD is the only folder")
+      ->type_name("URL");
+  sub->add_option("--s3-endpoint", out.compare_s3_endpoint,
+                  "--store: the S3 endpoint (default: $AWS_ENDPOINT_URL_S3, "
+                  "$AWS_ENDPOINT_URL, else AWS)")
+      ->type_name("URL");
+}
+
+void add_upload(CLI::App& app, CommandLine& out) {
+  CLI::App* sub = add_command(
+      app, "upload",
+      "Uploads a profile folder: as a tar archive through CodSpeed's upload\n"
+      "protocol (the metadata JSON POSTed to --upload-url, then the archive "
+      "PUT to\nthe URL it answers), or with --store as a zstd-compressed tar "
+      "into an\nS3-compatible store shared by CI machines, where 'runner "
+      "compare --store'\nfinds it. The commit, branch and repository come "
+      "from the CI environment\n(GitHub Actions, GitLab CI) or from git.",
+      Command::kUpload, out);
+  sub->add_option("FOLDER", out.upload.folder,
+                  "The profile folder (default: the newest runner-profile.* "
+                  "in the current directory)");
+  add_destination_options(*sub, out.upload);
+  sub->footer(
+      "Transient failures (connection errors, timeouts, HTTP 5xx, 429 with "
+      "Retry-After)\nare retried with backoff, 5 attempts in all; other "
+      "refusals fail at once.\nExit status: 0 uploaded, 1 the upload failed, "
+      "2 bad input.");
 }
 
 void add_doctor(CLI::App& app, CommandLine& out) {
@@ -441,10 +521,28 @@ std::optional<int> usage_error(const CLI::App* sub, const std::string& what) {
   return 2;
 }
 
+// compare --store: one positional, HEAD (CLI11 put it in BASE), and at
+// most one --base, a branch name.
+std::optional<int> finish_store_compare(const CLI::App& sub, CommandLine& out) {
+  compare::CompareOptions& options = out.compare;
+  if (options.settings.paired)
+    return usage_error(&sub, "--store and --paired do not go together");
+  if (out.compare_base.empty() || !out.compare_head.empty() ||
+      !options.head.empty())
+    return usage_error(&sub,
+                       "with --store, give one HEAD folder (usage: runner "
+                       "compare --store s3://BUCKET [--base BRANCH] HEAD)");
+  if (options.base.size() > 1)
+    return usage_error(&sub, "with --store, --base is one branch name");
+  options.head = {out.compare_base};
+  return std::nullopt;
+}
+
 // BASE and HEAD go first in their side's list; both sides must be given
 // (in paired mode, one command each).
 std::optional<int> finish_compare(const CLI::App& sub, CommandLine& out) {
   compare::CompareOptions& options = out.compare;
+  if (out.compare_store) return finish_store_compare(sub, out);
   if (!out.compare_base.empty())
     options.base.insert(options.base.begin(), out.compare_base);
   if (!out.compare_head.empty())
@@ -506,6 +604,7 @@ std::unique_ptr<CLI::App> make_app(CommandLine& out) {
   add_exec(*app, out);
   add_report(*app, out);
   add_compare(*app, out);
+  add_upload(*app, out);
   add_doctor(*app, out);
   // After the commands, which would inherit it.
   app->footer(

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agent/session.hpp"
+#include "agent/upload_command.hpp"
 #include "compare/compare.hpp"
 #include "format/format.hpp"
 #include "report/report.hpp"
@@ -18,7 +19,15 @@
 
 namespace runner::agent {
 
-enum class Command { kNone, kRun, kExec, kReport, kCompare, kDoctor };
+enum class Command {
+  kNone,
+  kRun,
+  kExec,
+  kReport,
+  kCompare,
+  kUpload,
+  kDoctor
+};
 
 // What the command line asked for; the options not given keep their
 // defaults.
@@ -35,6 +44,10 @@ struct CommandLine {
   compare::CompareOptions compare;
   // compare's positionals, merged into `compare` after parsing.
   std::string compare_base, compare_head;
+  // compare --store URL (--base: a branch) and its --s3-endpoint.
+  std::optional<std::string> compare_store, compare_s3_endpoint;
+  // upload, and run/exec --upload / --store.
+  UploadOptions upload;
 };
 
 // The application with every subcommand declared and bound to `out`

@@ -22,19 +22,6 @@ namespace {
 
 constexpr const char* kLog = "agent";
 
-std::string default_profile_folder() {
-  time_t now = ::time(nullptr);
-  struct tm tm {};
-  ::localtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-  std::string base =
-      std::string(format::ProfileLayout::kDefaultFolderPrefix) + stamp;
-  std::string name = base;
-  for (int i = 1; std::filesystem::exists(name); ++i)
-    name = base + "." + std::to_string(i);
-  return name;
-}
 
 std::vector<std::string> benchmark_environment(const std::string& folder,
                                                const fifo::ServerOptions* fifo,
@@ -97,6 +84,20 @@ std::vector<std::string> result_uris(const ResultsFiles& results) {
 }
 
 }  // namespace
+
+std::string default_profile_folder() {
+  time_t now = ::time(nullptr);
+  struct tm tm {};
+  ::localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+  std::string base =
+      std::string(format::ProfileLayout::kDefaultFolderPrefix) + stamp;
+  std::string name = base;
+  for (int i = 1; std::filesystem::exists(name); ++i)
+    name = base + "." + std::to_string(i);
+  return name;
+}
 
 int run_session(const RunOptions& options) {
   auto session = Session::create(options);

@@ -33,6 +33,10 @@
 
 namespace runner::agent {
 
+// ./runner-profile.<local time>: where a run writes without
+// --profile-folder.
+std::string default_profile_folder();
+
 class Session {
  public:
   // The prepare phase (the FIFO server only when profiling). Errors are
