@@ -33,7 +33,8 @@ build: deps
 	ninja -C $(BUILD)
 
 # The browser test (tests/browser) drives Debian's chromium (in PACKAGES)
-# through playwright-core from npm, pinned by its package-lock.json. node and
+# through playwright-core from npm, pinned by its package-lock.json; the
+# store tests run s3rver 3.7.1 from npm (tests/s3, pinned the same way). node and
 # npm are installed from Debian when either is missing (a NodeSource node
 # brings its own npm, which Debian's npm package would conflict with); when
 # they or `npm ci` are unavailable, the test prints why it skips.
@@ -47,6 +48,10 @@ browser-deps: deps
 	if [ ! -d tests/browser/node_modules ] && command -v npm >/dev/null 2>&1; then \
 	  (cd tests/browser && npm ci --no-audit --no-fund) || \
 	  { rm -rf tests/browser/node_modules; echo "npm ci failed: the browser test will skip"; }; \
+	fi; \
+	if [ ! -d tests/s3/node_modules ] && command -v npm >/dev/null 2>&1; then \
+	  (cd tests/s3 && npm ci --no-audit --no-fund) || \
+	  { rm -rf tests/s3/node_modules; echo "npm ci failed: the store tests will skip"; }; \
 	fi
 
 # packaging/runner.1 is generated from the command-line declarations

@@ -45,7 +45,9 @@ base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
   request.headers = {"Authorization: Bearer " + *bearer};
   request.timeout = std::chrono::seconds(60);
   auto response = perform_with_retries(http, request, retry, "OIDC token", log);
-  if (!response) return response.error();
+  if (!response)
+    return base::Error("GitHub OIDC token request: " + response.error().message(),
+                       response.error().code());
   if (response->status != 200)
     return base::Error("GitHub OIDC token request: " +
                        describe_status(*response, {*bearer}));
@@ -124,7 +126,9 @@ base::Result<format::UploadAnswer> post_metadata(
       perform_with_retries(http, request, options.retry, "upload metadata", log);
   const std::vector<std::string> secrets = {token.value_or("")};
   if (!response)
-    return base::Error(redact(response.error().what(), secrets));
+    return base::Error("upload metadata to " + options.upload_url + ": " +
+                           redact(response.error().message(), secrets),
+                       response.error().code());
   if (response->status < 200 || response->status >= 300)
     return base::Error("the upload service refused the run: " +
                        describe_status(*response, secrets));
@@ -143,7 +147,9 @@ base::Status put_archive(HttpClient& http, const CodspeedUploadOptions& options,
   request.body_size = archive.size;
   auto response =
       perform_with_retries(http, request, options.retry, "archive upload", log);
-  if (!response) return response.error();
+  if (!response)
+    return base::Error("archive upload: " + response.error().message(),
+                       response.error().code());
   if (response->status < 200 || response->status >= 300)
     return base::Error("the archive upload was refused: " +
                        describe_status(*response));

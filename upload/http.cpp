@@ -220,9 +220,7 @@ base::Result<HttpResponse> HttpClient::perform(const HttpRequest& request) {
                        transfer.write_errno);
   if (code != CURLE_OK) {
     const std::string why = reason[0] != 0 ? reason : curl_easy_strerror(code);
-    return base::Error(request.method + " " + url_for_errors(request.url) +
-                           ": " + why,
-                       errno_of(code));
+    return base::Error(why, errno_of(code));
   }
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

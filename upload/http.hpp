@@ -61,8 +61,8 @@ struct HttpResponse {
 inline constexpr size_t kMaxMemoryBody = 8u << 20;
 
 // A transport failure (no HTTP status): the Error's code is ECONNREFUSED,
-// ETIMEDOUT, ECONNRESET or EIO, its message names the URL (without its
-// query string) and curl's reason.
+// ETIMEDOUT, ECONNRESET, EHOSTUNREACH or EIO (not retried), its message is
+// curl's reason; callers name the request.
 class HttpClient {
  public:
   static base::Result<HttpClient> create();

@@ -40,6 +40,7 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
     const std::string& bucket, const std::string& key,
     const std::string& upload_id, int fd, uint64_t size) {
   const uint64_t part_size = config_.multipart_threshold;
+  const uint64_t parts = (size + part_size - 1) / part_size;
   std::vector<std::string> etags;
   for (uint64_t offset = 0, number = 1; offset < size; offset += part_size, ++number) {
     HttpRequest r = request("PUT", bucket, key,
@@ -57,6 +58,8 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
       return base::Error("S3 PUT part " + std::to_string(number) + " of " +
                          display(bucket, key) + ": no ETag in the answer");
     etags.push_back(*etag);
+    *log_ << "S3 multipart upload of " << display(bucket, key) << ": part "
+          << number << " of " << parts << " sent\n";
   }
   return etags;
 }
