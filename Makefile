@@ -16,7 +16,7 @@ RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
 .PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man \
-        bench-compare
+        bench-compare deb
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -119,6 +119,25 @@ bench-compare: build
 	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
 	  --workload $(BUILD)/tests/e2e/compare_workload \
 	  --out $(BENCH_COMPARE_OUT) $(BENCH_COMPARE_ARGS)
+
+# The Debian package, built from a copy of the sources (packaging/debian as
+# debian/) in $(BUILD)/deb, checked with lintian; the .deb files are copied
+# to DEB_OUT. The CI action installs it (packaging/ci/runner-install).
+DEB_OUT ?= $(BUILD)/deb
+deb: deps
+	@missing=""; for p in debhelper dpkg-dev lintian; do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; fi
+	rm -rf $(BUILD)/deb/src && mkdir -p $(BUILD)/deb/src
+	tar --exclude-vcs --exclude='./build*' --exclude='node_modules' --exclude='./demo-profile' \
+	  --exclude='./runner-profile.*' --exclude='./debian' -cf - . | tar -C $(BUILD)/deb/src -xf -
+	cp -r packaging/debian $(BUILD)/deb/src/debian
+	cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error $(BUILD)/deb/*.changes
+	@mkdir -p $(DEB_OUT) && cp $(BUILD)/deb/*.deb $(DEB_OUT)/ 2>/dev/null || true
+	@ls -l $(DEB_OUT)/*.deb
 
 demo: build
 	@rm -rf demo-profile
