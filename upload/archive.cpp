@@ -234,12 +234,12 @@ struct Unpacker {
     const std::string name = raw != nullptr ? raw : "";
     auto parts = safe_components(name);
     if (!parts) return parts.error();
+    if (archive_entry_hardlink(e) != nullptr)
+      return base::Error("refused archive entry '" + name + "': a hard link");
     const mode_t type = archive_entry_filetype(e);
     if (type != AE_IFREG && type != AE_IFDIR)
       return base::Error("refused archive entry '" + name +
                          "': not a regular file or folder");
-    if (archive_entry_hardlink(e) != nullptr)
-      return base::Error("refused archive entry '" + name + "': a hard link");
     auto parent = open_parent(root_fd, *parts);
     if (!parent) return parent.error();
     if (type == AE_IFDIR) {

@@ -1,6 +1,56 @@
-// SCAFFOLD: replaced by the test of format/store_record.
+// format/store_record: a run's record in the shared store.
 #include <doctest/doctest.h>
 
 #include "format/format.hpp"
 
-TEST_CASE("store_record scaffold") { CHECK(runner::format::kStoreRecordVersion == 1); }
+using namespace runner::format;
+
+namespace {
+
+StoreRecord sample() {
+  StoreRecord r;
+  r.owner = "acme";
+  r.repository = "widgets";
+  r.branch = "feat/x";
+  r.ref = "refs/heads/feat/x";
+  r.commit = std::string(40, 'a');
+  r.run_id = "20261124T000000123Z-0badf00d";
+  r.created_at = "2026-11-24T00:00:00.123Z";
+  r.created_unix_ms = 1795478400123;
+  r.event = "push";
+  r.ci_run_url = "https://github.com/acme/widgets/actions/runs/1";
+  r.archive_key = "acme/widgets/runs/aaa/x.tar.zst";
+  r.archive_bytes = 123;
+  r.archive_sha256 = std::string(64, 'f');
+  r.folder_bytes = 4567;
+  r.benchmarks = {"a.cpp::x", "b.cpp::y"};
+  r.runner_version = "0.2.0";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a store record round-trips") {
+  const StoreRecord r = sample();
+  auto back = read_store_record(write_store_record(r));
+  REQUIRE_MESSAGE(back, back.error().message());
+  CHECK(write_store_record(*back) == write_store_record(r));
+  CHECK(back->branch == "feat/x");
+  CHECK(back->benchmarks == r.benchmarks);
+  CHECK(back->created_unix_ms == r.created_unix_ms);
+}
+
+TEST_CASE("a record from a newer runner, or incomplete, is refused") {
+  std::string text = write_store_record(sample());
+  std::string newer = text;
+  newer.replace(newer.find("\"version\": 1"), 12, "\"version\": 2");
+  auto refused = read_store_record(newer);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message().find("version 2 is not supported") !=
+        std::string::npos);
+  std::string missing = text;
+  missing.replace(missing.find("\"commit\""), 8, "\"commmit\"");
+  CHECK_FALSE(read_store_record(missing));
+  CHECK_FALSE(read_store_record("[]"));
+  CHECK_FALSE(read_store_record("{"));
+}
