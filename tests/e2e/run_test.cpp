@@ -150,6 +150,46 @@ TEST_SUITE("e2e") {
       CHECK_MESSAGE(shown.out.find(text) != std::string::npos, text);
   }
 
+  TEST_CASE("the man page documents every command and option --help shows") {
+    auto committed = runner::base::read_file(binary("RUNNER_MAN_PAGE"));
+    REQUIRE(committed);
+    auto top = run_process({binary("RUNNER_BIN"), "--help"});
+    REQUIRE(top.exit_code == 0);
+    // "  name   description" lines under "Subcommands:".
+    std::vector<std::string> commands;
+    std::istringstream lines(top.out.substr(top.out.find("Subcommands:")));
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > 3 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+        commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+    CHECK(commands.size() == 6);
+    for (const std::string& command : commands) {
+      const size_t section = committed->find(".SS runner " + command + "\n");
+      REQUIRE_MESSAGE(section != std::string::npos, command);
+      const size_t end = committed->find("\n.S", section + 4);
+      const std::string text = committed->substr(section, end - section);
+      auto help = run_process({binary("RUNNER_BIN"), command, "--help"});
+      REQUIRE(help.exit_code == 0);
+      std::istringstream options(help.out);
+      size_t seen = 0;
+      for (std::string line; std::getline(options, line);) {
+        const size_t dashes = line.find("--");
+        if (line.rfind("  ", 0) != 0 || dashes == std::string::npos ||
+            dashes > 5 || line.find("--help") != std::string::npos)
+          continue;
+        const std::string name =
+            line.substr(dashes, line.find_first_of(" ,", dashes) - dashes);
+        // "\fB\-\-name\fR" (or "\fB\-F, \-\-name\fR" after a short name).
+        std::string roff;
+        for (const char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+        roff += "\\fR";
+        CHECK_MESSAGE(text.find(roff) != std::string::npos,
+                      "runner ", command, " ", name, " is not in runner.1");
+        ++seen;
+      }
+      if (command != "doctor") CHECK(seen > 0);
+    }
+  }
+
   TEST_CASE("the example benchmark: timestamps, metadata and results") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
