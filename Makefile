@@ -79,7 +79,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map pipedata report \
-                compare_report
+                compare_report store_documents unpack_archive
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
@@ -155,7 +155,7 @@ format-check:
 # No function over 80 lines (comments and blank lines included) in the
 # parts that orchestrate and analyse: clang-tidy's readability-function-size
 # on the build's compile_commands.json.
-SIZE_CHECKED := agent report profiler perfdata compare
+SIZE_CHECKED := agent report profiler perfdata compare upload
 function-size: build
 	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED))); \
 	out=$$(clang-tidy -quiet -p $(BUILD) -checks='-*,readability-function-size' \

@@ -19,15 +19,7 @@
 
 namespace runner::agent {
 
-enum class Command {
-  kNone,
-  kRun,
-  kExec,
-  kReport,
-  kCompare,
-  kUpload,
-  kDoctor
-};
+enum class Command { kNone, kRun, kExec, kReport, kCompare, kUpload, kDoctor };
 
 // What the command line asked for; the options not given keep their
 // defaults.

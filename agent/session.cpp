@@ -22,7 +22,6 @@ namespace {
 
 constexpr const char* kLog = "agent";
 
-
 std::vector<std::string> benchmark_environment(const std::string& folder,
                                                const fifo::ServerOptions* fifo,
                                                bool default_paths) {

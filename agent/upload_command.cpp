@@ -33,10 +33,11 @@ std::string current_directory() {
 // What the folder went to, and the archive against the folder.
 void print_summary(const char* where, const std::string& id, uint64_t archive,
                    uint64_t folder, double seconds) {
-  std::fprintf(stderr, "runner upload: %s %s: archive %s for a %s folder (%.0f%%) in %.2f s\n",
-               where, id.c_str(), size_text(archive).c_str(),
-               size_text(folder).c_str(),
-               folder > 0 ? 100.0 * archive / folder : 0.0, seconds);
+  std::fprintf(
+      stderr,
+      "runner upload: %s %s: archive %s for a %s folder (%.0f%%) in %.2f s\n",
+      where, id.c_str(), size_text(archive).c_str(), size_text(folder).c_str(),
+      folder > 0 ? 100.0 * archive / folder : 0.0, seconds);
 }
 
 base::Result<upload::S3Client> store_client(
@@ -53,13 +54,15 @@ base::Status to_store(const UploadOptions& options,
                       const upload::Environment& env) {
   auto location = upload::parse_s3_url(*options.store);
   if (!location) return location.error();
-  auto client = store_client(env, options.s3_endpoint, options.multipart_threshold);
+  auto client =
+      store_client(env, options.s3_endpoint, options.multipart_threshold);
   if (!client) return client.error();
   auto stored = upload::store_upload(*client, *location, options.folder, facts,
                                      std::cerr);
   if (!stored) return stored.error();
   print_summary(("stored in s3://" + location->bucket + "/" +
-                 stored->run.record.archive_key + " as run").c_str(),
+                 stored->run.record.archive_key + " as run")
+                    .c_str(),
                 stored->run.record.run_id, stored->archive_bytes,
                 stored->folder_bytes, stored->seconds);
   return {};
@@ -70,16 +73,17 @@ base::Status to_codspeed(const UploadOptions& options,
                          const upload::Environment& env) {
   upload::CodspeedUploadOptions codspeed;
   codspeed.folder = options.folder;
-  codspeed.upload_url = options.upload_url.value_or(
-      upload::env_value(env, "CODSPEED_UPLOAD_URL")
-          .value_or(upload::kDefaultUploadUrl));
+  codspeed.upload_url =
+      options.upload_url.value_or(upload::env_value(env, "CODSPEED_UPLOAD_URL")
+                                      .value_or(upload::kDefaultUploadUrl));
   codspeed.token = options.token;
   codspeed.retry = upload::retry_policy_from_environment();
   auto result = upload::upload_to_codspeed(codspeed, facts, env, std::cerr);
   if (!result) return result.error();
   if (result->tokenless)
     std::printf("Run hash: %s\n", result->run_hash.c_str());
-  print_summary("uploaded run", result->run_id.empty() ? "(no id)" : result->run_id,
+  print_summary("uploaded run",
+                result->run_id.empty() ? "(no id)" : result->run_id,
                 result->archive_bytes, result->folder_bytes, result->seconds);
   return {};
 }
@@ -98,7 +102,8 @@ int upload_command(UploadOptions options) {
   if (options.folder.empty()) {
     auto newest = report::find_newest_profile_folder(".");
     if (!newest) {
-      std::fprintf(stderr, "runner upload: %s\n", newest.error().what().c_str());
+      std::fprintf(stderr, "runner upload: %s\n",
+                   newest.error().what().c_str());
       return 2;
     }
     options.folder = *newest;

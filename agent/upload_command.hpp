@@ -17,7 +17,7 @@ namespace runner::agent {
 inline constexpr int kUploadFailedExit = 3;
 
 struct UploadOptions {
-  std::string folder;  // runner upload: empty = the newest in "."
+  std::string folder;     // runner upload: empty = the newest in "."
   bool codspeed = false;  // run/exec --upload
   std::optional<std::string> upload_url;  // else CODSPEED_UPLOAD_URL
   std::optional<std::string> token;       // else CODSPEED_TOKEN

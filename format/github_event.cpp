@@ -40,7 +40,8 @@ base::Result<GitHubEvent> read_github_event(std::string_view text) {
   e.base_ref = text_at(j, {"pull_request", "base", "ref"});
   e.sender_login = text_at(j, {"sender", "login"});
   if (const Json* id = at_path(j, {"sender", "id"}); id != nullptr) {
-    if (id->is_number_integer()) e.sender_id = std::to_string(id->get<int64_t>());
+    if (id->is_number_integer())
+      e.sender_id = std::to_string(id->get<int64_t>());
     if (id->is_string()) e.sender_id = id->get<std::string>();
   }
   return e;

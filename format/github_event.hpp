@@ -14,7 +14,7 @@
 namespace runner::format {
 
 struct GitHubEvent {
-  std::optional<uint64_t> number;      // pull_request.number
+  std::optional<uint64_t> number;       // pull_request.number
   std::optional<std::string> head_sha;  // pull_request.head.sha
   std::optional<std::string> head_ref;  // pull_request.head.ref
   std::optional<std::string> base_sha;  // pull_request.base.sha

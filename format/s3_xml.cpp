@@ -17,17 +17,24 @@ bool decode_entity(std::string_view text, size_t& i, std::string& out) {
   const size_t semi = text.find(';', i);
   if (semi == std::string_view::npos || semi - i > 10) return false;
   const std::string_view name = text.substr(i + 1, semi - i - 1);
-  if (name == "amp") out += '&';
-  else if (name == "lt") out += '<';
-  else if (name == "gt") out += '>';
-  else if (name == "quot") out += '"';
-  else if (name == "apos") out += '\'';
+  if (name == "amp")
+    out += '&';
+  else if (name == "lt")
+    out += '<';
+  else if (name == "gt")
+    out += '>';
+  else if (name == "quot")
+    out += '"';
+  else if (name == "apos")
+    out += '\'';
   else if (name.size() > 1 && name[0] == '#') {
     const bool hex = name[1] == 'x';
     const std::string digits(name.substr(hex ? 2 : 1));
     char* end = nullptr;
-    const unsigned long code = std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
-    if (digits.empty() || *end != '\0' || code == 0 || code > 0x7f) return false;
+    const unsigned long code =
+        std::strtoul(digits.c_str(), &end, hex ? 16 : 10);
+    if (digits.empty() || *end != '\0' || code == 0 || code > 0x7f)
+      return false;
     out += static_cast<char>(code);
   } else {
     return false;
@@ -80,7 +87,8 @@ base::Result<S3Object> read_object(std::string_view xml, size_t from,
   S3Object o;
   size_t at = from;
   auto key = element(xml, "Key", at, to);
-  if (!key || key->empty()) return base::Error("S3 listing: <Contents> without a <Key>");
+  if (!key || key->empty())
+    return base::Error("S3 listing: <Contents> without a <Key>");
   o.key = *key;
   at = from;
   auto size = element(xml, "Size", at, to);
@@ -120,7 +128,8 @@ base::Result<S3ListPage> read_s3_list_page(std::string_view xml) {
 base::Result<std::string> read_s3_upload_id(std::string_view xml) {
   auto id = first(xml, "UploadId");
   if (!id || id->empty())
-    return base::Error("S3: no <UploadId> in the answer to CreateMultipartUpload");
+    return base::Error(
+        "S3: no <UploadId> in the answer to CreateMultipartUpload");
   return *id;
 }
 
@@ -133,15 +142,22 @@ std::optional<S3ErrorDocument> read_s3_error(std::string_view xml) {
 }
 
 std::string write_s3_complete_multipart(const std::vector<std::string>& etags) {
-  std::string xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
+  std::string xml =
+      "<CompleteMultipartUpload "
+      "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
   for (size_t i = 0; i < etags.size(); ++i) {
     std::string etag;
     for (const char c : etags[i]) {
-      if (c == '&') etag += "&amp;";
-      else if (c == '<') etag += "&lt;";
-      else if (c == '>') etag += "&gt;";
-      else if (c == '"') etag += "&quot;";
-      else etag += c;
+      if (c == '&')
+        etag += "&amp;";
+      else if (c == '<')
+        etag += "&lt;";
+      else if (c == '>')
+        etag += "&gt;";
+      else if (c == '"')
+        etag += "&quot;";
+      else
+        etag += c;
     }
     xml += "<Part><PartNumber>" + std::to_string(i + 1) +
            "</PartNumber><ETag>" + etag + "</ETag></Part>";

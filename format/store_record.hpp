@@ -18,14 +18,14 @@ struct StoreRecord {
   int version = kStoreRecordVersion;
   std::string owner;
   std::string repository;
-  std::string branch;     // "main", "feat/x"
-  std::string ref;        // "refs/heads/main"
-  std::string commit;     // full SHA
-  std::string run_id;     // unique per run: <time>-<random>
-  std::string created_at; // ISO 8601 UTC with milliseconds
+  std::string branch;      // "main", "feat/x"
+  std::string ref;         // "refs/heads/main"
+  std::string commit;      // full SHA
+  std::string run_id;      // unique per run: <time>-<random>
+  std::string created_at;  // ISO 8601 UTC with milliseconds
   uint64_t created_unix_ms = 0;
-  std::string event;      // "push", "pull_request", "local"
-  std::string ci_run_url; // "" outside CI
+  std::string event;       // "push", "pull_request", "local"
+  std::string ci_run_url;  // "" outside CI
   std::string archive_key;
   uint64_t archive_bytes = 0;
   std::string archive_sha256;

@@ -67,8 +67,9 @@ std::string write_upload_metadata(const UploadMetadata& m) {
   j["owner"] = m.owner;
   j["repository"] = m.repository;
   j["event"] = m.event;
-  j["sender"] = m.sender ? Json{{"id", m.sender->id}, {"login", m.sender->login}}
-                         : Json(nullptr);
+  j["sender"] = m.sender
+                    ? Json{{"id", m.sender->id}, {"login", m.sender->login}}
+                    : Json(nullptr);
   j["ghData"] = ci_data_json(m.gh_data);
   j["glData"] = ci_data_json(m.gl_data);
   j["localData"] = m.local_data ? Json{{"host", m.local_data->host},

@@ -65,7 +65,7 @@ struct UploadMetadata {
   std::string repository_provider;  // "GITHUB", "GITLAB"
   int version = kUploadMetadataVersion;
   bool tokenless = false;
-  std::string profile_md5;  // base64 of the archive's MD5
+  std::string profile_md5;                      // base64 of the archive's MD5
   std::optional<std::string> profile_encoding;  // "gzip" or null
   UploadRunnerInfo runner;
   std::string run_environment;  // "GITHUB_ACTIONS", "GITLAB_CI", "LOCAL"

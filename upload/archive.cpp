@@ -62,8 +62,9 @@ base::Status list_folder(int dir_fd, const std::string& prefix,
       out.push_back({path, false});
     } else if (S_ISDIR(st.st_mode)) {
       out.push_back({path, true});
-      base::UniqueFd sub(::openat(dir_fd, name.c_str(),
-                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      base::UniqueFd sub(
+          ::openat(dir_fd, name.c_str(),
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub) return base::errno_error("cannot open folder " + path);
       if (auto s = list_folder(sub.get(), path, out); !s) return s;
     } else {
@@ -95,9 +96,9 @@ base::Status write_file_data(archive* a, int fd, uint64_t size,
 // Writes one entry (header and, for a file, its bytes).
 base::Status pack_item(archive* a, int root_fd, const Item& item,
                        PackedArchive& out) {
-  base::UniqueFd fd(::openat(root_fd, item.path.c_str(),
-                             O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-                                 (item.directory ? O_DIRECTORY : 0)));
+  base::UniqueFd fd(::openat(
+      root_fd, item.path.c_str(),
+      O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (item.directory ? O_DIRECTORY : 0)));
   if (!fd) return base::errno_error("cannot open " + item.path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
@@ -136,8 +137,8 @@ Archive new_writer(ArchiveCompression compression, int fd) {
 
 base::Result<PackedArchive> pack_folder(const std::string& folder,
                                         ArchiveCompression compression) {
-  base::UniqueFd root(::open(folder.c_str(),
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  base::UniqueFd root(
+      ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!root) return base::errno_error("cannot open the folder " + folder);
   std::vector<Item> items;
   if (auto listed = list_folder(root.get(), "", items); !listed)
@@ -165,7 +166,8 @@ namespace {
 
 // The components of an entry's name ("./a/b" → {"a", "b"}), or an error
 // for an absolute name, a ".." component or an empty one.
-base::Result<std::vector<std::string>> safe_components(const std::string& name) {
+base::Result<std::vector<std::string>> safe_components(
+    const std::string& name) {
   if (name.empty() || name[0] == '/')
     return base::Error("refused archive entry '" + name + "': absolute name");
   std::vector<std::string> parts;
@@ -185,14 +187,15 @@ base::Result<std::vector<std::string>> safe_components(const std::string& name) 
 
 // The folder holding the last component, created as needed, never through
 // a symlink.
-base::Result<base::UniqueFd> open_parent(int root_fd,
-                                         const std::vector<std::string>& parts) {
+base::Result<base::UniqueFd> open_parent(
+    int root_fd, const std::vector<std::string>& parts) {
   base::UniqueFd dir(::dup(root_fd));
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     if (::mkdirat(dir.get(), parts[i].c_str(), 0700) != 0 && errno != EEXIST)
       return base::errno_error("cannot create folder " + parts[i]);
-    base::UniqueFd next(::openat(dir.get(), parts[i].c_str(),
-                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd next(
+        ::openat(dir.get(), parts[i].c_str(),
+                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) return base::errno_error("cannot open folder " + parts[i]);
     dir = std::move(next);
   }
@@ -205,17 +208,19 @@ struct Unpacker {
   const UnpackLimits& limits;
   UnpackStats stats;
 
-  base::Status file(const std::string& name, int parent, const std::string& leaf,
-                    mode_t mode) {
-    base::UniqueFd fd(::openat(parent, leaf.c_str(),
-                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               (mode & 0755) | 0600));
+  base::Status file(const std::string& name, int parent,
+                    const std::string& leaf, mode_t mode) {
+    base::UniqueFd fd(
+        ::openat(parent, leaf.c_str(),
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                 (mode & 0755) | 0600));
     if (!fd) return base::errno_error("cannot create " + name);
     std::vector<char> buffer(kChunk);
     for (;;) {
       const la_ssize_t got = archive_read_data(a, buffer.data(), buffer.size());
       if (got < 0)
-        return base::Error("corrupt archive at '" + name + "': " + archive_reason(a));
+        return base::Error("corrupt archive at '" + name +
+                           "': " + archive_reason(a));
       if (got == 0) break;
       stats.bytes += static_cast<uint64_t>(got);
       if (stats.bytes > limits.max_total_bytes)

@@ -5,11 +5,10 @@
 #include <chrono>
 
 #include "base/base.hpp"
+#include "config.h"
 #include "format/format.hpp"
 #include "upload/archive.hpp"
 #include "upload/digest.hpp"
-
-#include "config.h"
 
 namespace runner::upload {
 namespace {
@@ -46,8 +45,9 @@ base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
   request.timeout = std::chrono::seconds(60);
   auto response = perform_with_retries(http, request, retry, "OIDC token", log);
   if (!response)
-    return base::Error("GitHub OIDC token request: " + response.error().message(),
-                       response.error().code());
+    return base::Error(
+        "GitHub OIDC token request: " + response.error().message(),
+        response.error().code());
   if (response->status != 200)
     return base::Error("GitHub OIDC token request: " +
                        describe_status(*response, {*bearer}));
@@ -79,10 +79,11 @@ void ci_members(const RunFacts& facts, format::UploadMetadata& m) {
   if (facts.provider == CiProvider::kGitLabCi)
     m.gl_data = format::UploadGlData{facts.run_id, facts.job};
   if (facts.provider == CiProvider::kLocal)
-    m.local_data = format::UploadLocalData{facts.machine.host, facts.machine.user};
+    m.local_data =
+        format::UploadLocalData{facts.machine.host, facts.machine.user};
   if (facts.provider != CiProvider::kLocal)
-    m.run_part = format::UploadRunPart{facts.run_id,
-                                       facts.job + "-walltime", facts.job, {}};
+    m.run_part = format::UploadRunPart{
+        facts.run_id, facts.job + "-walltime", facts.job, {}};
   if (facts.sender)
     m.sender = format::UploadSender{facts.sender_id, *facts.sender};
 }
@@ -122,8 +123,8 @@ base::Result<format::UploadAnswer> post_metadata(
   if (token) request.headers.push_back("Authorization: " + *token);
   request.body = metadata;
   request.timeout = std::chrono::seconds(120);
-  auto response =
-      perform_with_retries(http, request, options.retry, "upload metadata", log);
+  auto response = perform_with_retries(http, request, options.retry,
+                                       "upload metadata", log);
   const std::vector<std::string> secrets = {token.value_or("")};
   if (!response)
     return base::Error("upload metadata to " + options.upload_url + ": " +
@@ -141,8 +142,7 @@ base::Status put_archive(HttpClient& http, const CodspeedUploadOptions& options,
   HttpRequest request;
   request.method = "PUT";
   request.url = url;
-  request.headers = {"Content-Type: application/x-tar",
-                     "Content-MD5: " + md5};
+  request.headers = {"Content-Type: application/x-tar", "Content-MD5: " + md5};
   request.body_fd = archive.fd.get();
   request.body_size = archive.size;
   auto response =
@@ -189,9 +189,9 @@ base::Result<CodspeedUploadResult> upload_to_codspeed(
   result.run_id = answer->run_id;
   result.folder_bytes = archive->folder_bytes;
   result.archive_bytes = archive->size;
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return result;
 }
 

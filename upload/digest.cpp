@@ -2,13 +2,14 @@
 #include "upload/digest.hpp"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <array>
 #include <memory>
 #include <stdexcept>
 #include <vector>
+
+#include <openssl/evp.h>
 
 namespace runner::upload {
 namespace {
@@ -70,8 +71,8 @@ base::Result<FileDigest> digest_fd(int fd) {
   std::vector<char> buffer(1 << 20);
   FileDigest out;
   for (;;) {
-    const ssize_t got = ::pread(fd, buffer.data(), buffer.size(),
-                                static_cast<off_t>(out.size));
+    const ssize_t got =
+        ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(out.size));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return base::errno_error("cannot read the archive");
     if (got == 0) break;

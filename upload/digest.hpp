@@ -14,8 +14,8 @@ namespace runner::upload {
 
 struct FileDigest {
   uint64_t size = 0;
-  std::string md5_base64;   // 24 characters
-  std::string sha256_hex;   // 64 lowercase hex digits
+  std::string md5_base64;  // 24 characters
+  std::string sha256_hex;  // 64 lowercase hex digits
 };
 
 // Reads `fd` from offset 0 to its end with pread (its offset is not moved),

@@ -21,7 +21,8 @@ Environment current_environment() {
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string entry = *e;
     const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string::npos)
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   return env;
 }
@@ -116,9 +117,12 @@ MachineFacts collect_machine_facts() {
 
 const char* provider_name(CiProvider provider) {
   switch (provider) {
-    case CiProvider::kGitHubActions: return "GITHUB_ACTIONS";
-    case CiProvider::kGitLabCi: return "GITLAB_CI";
-    case CiProvider::kLocal: break;
+    case CiProvider::kGitHubActions:
+      return "GITHUB_ACTIONS";
+    case CiProvider::kGitLabCi:
+      return "GITLAB_CI";
+    case CiProvider::kLocal:
+      break;
   }
   return "LOCAL";
 }

@@ -35,7 +35,7 @@ struct MachineFacts {
   std::string cpu_brand;   // cpuinfo "model name"
   std::string cpu_name;    // "cpu0"-style name of the first CPU
   std::string cpu_vendor_id;
-  uint32_t cpu_cores = 0;       // online CPUs
+  uint32_t cpu_cores = 0;        // online CPUs
   uint64_t total_memory_gb = 0;  // MemTotal, rounded to GiB
   std::vector<std::string> cpu_flags;
 };
@@ -48,21 +48,21 @@ enum class CiProvider { kLocal, kGitHubActions, kGitLabCi };
 // environment when present, else from git in `checkout`.
 struct RunFacts {
   CiProvider provider = CiProvider::kLocal;
-  std::string commit;      // full SHA of the commit under test
-  std::string ref;         // "refs/heads/main", "refs/pull/7/merge"
-  std::string branch;      // the branch the run belongs to: "main", "feat/x"
+  std::string commit;  // full SHA of the commit under test
+  std::string ref;     // "refs/heads/main", "refs/pull/7/merge"
+  std::string branch;  // the branch the run belongs to: "main", "feat/x"
   std::optional<std::string> head_ref;  // pull/merge request source branch
   std::optional<std::string> base_ref;  // pull/merge request target branch
   std::optional<std::string> base_commit;
   std::optional<uint64_t> pull_request;  // PR number / MR IID
-  std::string owner;       // "acme" (GitLab: the namespace path)
-  std::string repository;  // "widgets"
-  std::string event;       // "push", "pull_request", "local"
-  std::optional<std::string> sender;  // actor login
-  std::string sender_id;                // "" when unknown
-  std::string run_id;      // GITHUB_RUN_ID / CI_PIPELINE_ID, "" locally
-  std::string job;         // GITHUB_JOB / CI_JOB_NAME, "" locally
-  std::string run_url;     // a link to the CI run, "" locally
+  std::string owner;                     // "acme" (GitLab: the namespace path)
+  std::string repository;                // "widgets"
+  std::string event;                     // "push", "pull_request", "local"
+  std::optional<std::string> sender;     // actor login
+  std::string sender_id;                 // "" when unknown
+  std::string run_id;           // GITHUB_RUN_ID / CI_PIPELINE_ID, "" locally
+  std::string job;              // GITHUB_JOB / CI_JOB_NAME, "" locally
+  std::string run_url;          // a link to the CI run, "" locally
   std::string repository_root;  // the checkout's root folder
   MachineFacts machine;
 };

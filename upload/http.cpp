@@ -1,7 +1,6 @@
 // libcurl, wrapped here and nowhere else (see http.hpp).
 #include "upload/http.hpp"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <strings.h>
 #include <unistd.h>
@@ -13,6 +12,8 @@
 #include <thread>
 
 #include "base/fs.hpp"
+
+#include <curl/curl.h>
 
 namespace runner::upload {
 namespace {
@@ -38,7 +39,8 @@ size_t read_body(char* buffer, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const HttpRequest& r = *t->request;
   const uint64_t left = body_size(r) - t->sent;
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(size * count, left));
+  const size_t want =
+      static_cast<size_t>(std::min<uint64_t>(size * count, left));
   if (want == 0) return 0;
   if (r.body_fd < 0) {
     std::copy_n(r.body.data() + t->sent, want, buffer);
@@ -107,15 +109,20 @@ std::string url_for_errors(const std::string& url) {
 
 int errno_of(CURLcode code) {
   switch (code) {
-    case CURLE_COULDNT_CONNECT: return ECONNREFUSED;
-    case CURLE_OPERATION_TIMEDOUT: return ETIMEDOUT;
+    case CURLE_COULDNT_CONNECT:
+      return ECONNREFUSED;
+    case CURLE_OPERATION_TIMEDOUT:
+      return ETIMEDOUT;
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY: return EHOSTUNREACH;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      return EHOSTUNREACH;
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE: return ECONNRESET;
-    default: return EIO;
+    case CURLE_PARTIAL_FILE:
+      return ECONNRESET;
+    default:
+      return EIO;
   }
 }
 
@@ -125,7 +132,8 @@ curl_slist* header_list(const HttpRequest& request) {
     list = curl_slist_append(list, h.c_str());
   if (request.sigv4 && !request.sigv4->session_token.empty())
     list = curl_slist_append(
-        list, ("x-amz-security-token: " + request.sigv4->session_token).c_str());
+        list,
+        ("x-amz-security-token: " + request.sigv4->session_token).c_str());
   return list;
 }
 
@@ -215,9 +223,9 @@ base::Result<HttpResponse> HttpClient::perform(const HttpRequest& request) {
   curl_slist_free_all(headers);
   std::fill(userpwd.begin(), userpwd.end(), '\0');
   if (transfer.write_errno != 0)
-    return base::Error("cannot write the answer of " +
-                           url_for_errors(request.url),
-                       transfer.write_errno);
+    return base::Error(
+        "cannot write the answer of " + url_for_errors(request.url),
+        transfer.write_errno);
   if (code != CURLE_OK) {
     const std::string why = reason[0] != 0 ? reason : curl_easy_strerror(code);
     return base::Error(why, errno_of(code));
@@ -261,8 +269,7 @@ std::optional<std::chrono::milliseconds> retry_after(
   if (!value) return std::nullopt;
   char* end = nullptr;
   const long seconds = std::strtol(value->c_str(), &end, 10);
-  if (end == value->c_str() || *end != '\0' || seconds < 0)
-    return std::nullopt;
+  if (end == value->c_str() || *end != '\0' || seconds < 0) return std::nullopt;
   return std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds),
                                              policy.max_delay);
 }

@@ -79,7 +79,7 @@ class HttpClient {
 };
 
 struct RetryPolicy {
-  int attempts = 5;  // in all, the first included
+  int attempts = 5;                            // in all, the first included
   std::chrono::milliseconds base_delay{1000};  // doubled per attempt
   std::chrono::milliseconds max_delay{30000};  // also caps Retry-After
 };

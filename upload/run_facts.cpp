@@ -25,8 +25,10 @@ std::string value_or(const Environment& env, const std::string& name,
 base::Result<std::string> git(const std::string& checkout,
                               const std::vector<std::string>& args,
                               const Environment& env) {
-  auto path = base::find_executable("git", value_or(env, "PATH", "/usr/bin:/bin"));
-  if (!path) return base::Error("git is needed outside CI: " + path.error().what());
+  auto path =
+      base::find_executable("git", value_or(env, "PATH", "/usr/bin:/bin"));
+  if (!path)
+    return base::Error("git is needed outside CI: " + path.error().what());
   auto out = base::create_anonymous_temp_file("runner-git-");
   if (!out) return out.error();
   base::UniqueFd null_fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
@@ -85,11 +87,12 @@ base::Status git_facts(const std::string& checkout, const Environment& env,
   facts.repository_root =
       git(checkout, {"rev-parse", "--show-toplevel"}, env).value_or(checkout);
   auto remote = git(checkout, {"remote", "get-url", "origin"}, env);
-  if (remote) std::tie(facts.owner, facts.repository) = owner_and_repository(*remote);
+  if (remote)
+    std::tie(facts.owner, facts.repository) = owner_and_repository(*remote);
   if (facts.repository.empty()) {
     facts.owner = "local";
-    facts.repository = facts.repository_root.substr(
-        facts.repository_root.rfind('/') + 1);
+    facts.repository =
+        facts.repository_root.substr(facts.repository_root.rfind('/') + 1);
   }
   facts.event = "local";
   return {};
@@ -102,7 +105,8 @@ void github_event_facts(const Environment& env, RunFacts& facts) {
   options.max_size = kMaxEventPayload;
   auto text = base::read_file(*path, options);
   if (!text) {
-    RUNNER_LOG("upload", kWarning) << "GitHub event payload: " << text.error().what();
+    RUNNER_LOG("upload", kWarning)
+        << "GitHub event payload: " << text.error().what();
     return;
   }
   auto event = format::read_github_event(*text);
@@ -129,7 +133,8 @@ void github_facts(const Environment& env, RunFacts& facts) {
   const std::string repository = value_or(env, "GITHUB_REPOSITORY");
   const size_t slash = repository.find('/');
   facts.owner = repository.substr(0, slash);
-  facts.repository = slash == std::string::npos ? "" : repository.substr(slash + 1);
+  facts.repository =
+      slash == std::string::npos ? "" : repository.substr(slash + 1);
   facts.event = value_or(env, "GITHUB_EVENT_NAME", "push");
   facts.sender = env_value(env, "GITHUB_ACTOR");
   facts.run_id = value_or(env, "GITHUB_RUN_ID");
@@ -168,14 +173,15 @@ void gitlab_facts(const Environment& env, RunFacts& facts) {
 base::Status check_ci_facts(const RunFacts& facts) {
   std::string missing;
   const bool github = facts.provider == CiProvider::kGitHubActions;
-  if (facts.commit.empty()) missing += github ? " GITHUB_SHA" : " CI_COMMIT_SHA";
+  if (facts.commit.empty())
+    missing += github ? " GITHUB_SHA" : " CI_COMMIT_SHA";
   if (facts.repository.empty())
     missing += github ? " GITHUB_REPOSITORY" : " CI_PROJECT_NAME";
   if (facts.branch.empty())
     missing += github ? " GITHUB_REF_NAME" : " CI_COMMIT_REF_NAME";
   if (missing.empty()) return {};
-  return base::Error(std::string(provider_name(facts.provider)) +
-                     " without" + missing);
+  return base::Error(std::string(provider_name(facts.provider)) + " without" +
+                     missing);
 }
 
 }  // namespace

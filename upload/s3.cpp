@@ -66,15 +66,14 @@ base::Result<S3Location> parse_s3_url(const std::string& url) {
 base::Result<S3Config> s3_config_from_environment(
     const Environment& env, const std::optional<std::string>& endpoint) {
   S3Config config;
-  config.credentials.region = env_value(env, "AWS_REGION")
-                                  .value_or(env_value(env, "AWS_DEFAULT_REGION")
-                                                .value_or("us-east-1"));
-  config.endpoint =
-      endpoint.value_or(env_value(env, "AWS_ENDPOINT_URL_S3")
-                            .value_or(env_value(env, "AWS_ENDPOINT_URL")
-                                          .value_or("https://s3." +
-                                                    config.credentials.region +
-                                                    ".amazonaws.com")));
+  config.credentials.region =
+      env_value(env, "AWS_REGION")
+          .value_or(env_value(env, "AWS_DEFAULT_REGION").value_or("us-east-1"));
+  config.endpoint = endpoint.value_or(
+      env_value(env, "AWS_ENDPOINT_URL_S3")
+          .value_or(env_value(env, "AWS_ENDPOINT_URL")
+                        .value_or("https://s3." + config.credentials.region +
+                                  ".amazonaws.com")));
   while (!config.endpoint.empty() && config.endpoint.back() == '/')
     config.endpoint.pop_back();
   if (config.endpoint.rfind("http://", 0) != 0 &&
@@ -105,8 +104,7 @@ base::Result<S3Client> S3Client::create(S3Config config, std::ostream& log) {
 }
 
 HttpRequest S3Client::request(const std::string& method,
-                              const std::string& bucket,
-                              const std::string& key,
+                              const std::string& bucket, const std::string& key,
                               const std::string& query) const {
   HttpRequest r;
   r.method = method;
@@ -124,19 +122,21 @@ HttpRequest S3Client::request(const std::string& method,
 base::Result<HttpResponse> S3Client::send(const HttpRequest& r,
                                           const std::string& what) {
   auto response = perform_with_retries(http_, r, config_.retry, what, *log_);
-  if (!response) return base::Error(what + ": " + response.error().message(),
-                                    response.error().code());
+  if (!response)
+    return base::Error(what + ": " + response.error().message(),
+                       response.error().code());
   const auto error = format::read_s3_error(response->body);
   if (response->status >= 200 && response->status < 300 && !error)
     return response;
   std::string why = "HTTP " + std::to_string(response->status);
-  if (error) why += " " + error->code + (error->message.empty() ? "" : ": " + error->message);
+  if (error)
+    why += " " + error->code +
+           (error->message.empty() ? "" : ": " + error->message);
   return base::Error(what + ": " + why, response->status == 404 ? ENOENT : 0);
 }
 
 base::Status S3Client::put_text(const std::string& bucket,
-                                const std::string& key,
-                                const std::string& text,
+                                const std::string& key, const std::string& text,
                                 const std::string& content_type) {
   HttpRequest r = request("PUT", bucket, key, "");
   r.headers = {"x-amz-content-sha256: " + sha256_hex(text),
@@ -148,8 +148,7 @@ base::Status S3Client::put_text(const std::string& bucket,
 }
 
 base::Status S3Client::put_object(const std::string& bucket,
-                                  const std::string& key, int fd,
-                                  uint64_t size,
+                                  const std::string& key, int fd, uint64_t size,
                                   const std::string& content_type) {
   if (size > config_.multipart_threshold)
     return put_multipart(bucket, key, fd, size, content_type);
@@ -175,8 +174,8 @@ base::Status S3Client::get_object(const std::string& bucket,
 base::Result<std::string> S3Client::get_text(const std::string& bucket,
                                              const std::string& key,
                                              uint64_t max_bytes) {
-  auto response = send(request("GET", bucket, key, ""),
-                       "S3 GET " + display(bucket, key));
+  auto response =
+      send(request("GET", bucket, key, ""), "S3 GET " + display(bucket, key));
   if (!response) return response.error();
   if (response->truncated || response->body.size() > max_bytes)
     return base::Error(display(bucket, key) + " is larger than " +
@@ -190,7 +189,9 @@ base::Result<std::vector<format::S3Object>> S3Client::list(
   std::string token;
   for (int page = 0; page < 100000; ++page) {
     const std::string query =
-        (token.empty() ? "" : "continuation-token=" + uri_encode(token, false) + "&") +
+        (token.empty()
+             ? ""
+             : "continuation-token=" + uri_encode(token, false) + "&") +
         "list-type=2&prefix=" + uri_encode(prefix, false);
     auto response = send(request("GET", bucket, "", query),
                          "S3 list " + display(bucket, prefix));

@@ -42,7 +42,8 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
   const uint64_t part_size = config_.multipart_threshold;
   const uint64_t parts = (size + part_size - 1) / part_size;
   std::vector<std::string> etags;
-  for (uint64_t offset = 0, number = 1; offset < size; offset += part_size, ++number) {
+  for (uint64_t offset = 0, number = 1; offset < size;
+       offset += part_size, ++number) {
     HttpRequest r = request("PUT", bucket, key,
                             "partNumber=" + std::to_string(number) +
                                 "&uploadId=" + query_value(upload_id));
@@ -67,10 +68,9 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
 void S3Client::abort_multipart(const std::string& bucket,
                                const std::string& key,
                                const std::string& upload_id) {
-  auto response = send(request("DELETE", bucket, key,
-                               "uploadId=" + query_value(upload_id)),
-                       "S3 abort of the multipart upload of " +
-                           display(bucket, key));
+  auto response =
+      send(request("DELETE", bucket, key, "uploadId=" + query_value(upload_id)),
+           "S3 abort of the multipart upload of " + display(bucket, key));
   if (!response)
     *log_ << "warning: " << response.error().message()
           << " (its parts stay until the bucket's lifecycle rules for "
@@ -101,9 +101,8 @@ base::Status S3Client::put_multipart(const std::string& bucket,
   complete.body = format::write_s3_complete_multipart(*etags);
   complete.headers = {"x-amz-content-sha256: " + sha256_hex(complete.body),
                       "Content-Type: application/xml"};
-  auto completed =
-      send(complete, "S3 completion of the multipart upload of " +
-                         display(bucket, key));
+  auto completed = send(complete, "S3 completion of the multipart upload of " +
+                                      display(bucket, key));
   if (!completed) {
     abort_multipart(bucket, key, *upload_id);
     return completed.error();

@@ -15,10 +15,9 @@
 #include <stdexcept>
 
 #include "base/base.hpp"
+#include "config.h"
 #include "upload/archive.hpp"
 #include "upload/digest.hpp"
-
-#include "config.h"
 
 namespace runner::upload {
 namespace {
@@ -79,7 +78,8 @@ std::vector<std::string> benchmark_uris(const std::string& folder) {
   if (d == nullptr) return uris;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
+    if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0)
+      continue;
     base::ReadOptions options;
     options.max_size = kMaxResultsFile;
     auto text = base::read_file(dir + "/" + name, options);
@@ -169,9 +169,9 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   (void)log;
   result.folder_bytes = archive->folder_bytes;
   result.archive_bytes = archive->size;
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return result;
 }
 
@@ -192,7 +192,8 @@ base::Result<StoredRun> find_newest_run(S3Client& client,
     if (!text) return text.error();
     auto record = format::read_store_record(*text);
     if (!record || record->branch != branch ||
-        record->repository != facts.repository || record->owner != facts.owner) {
+        record->repository != facts.repository ||
+        record->owner != facts.owner) {
       RUNNER_LOG("upload", kWarning)
           << "s3://" << location.bucket << "/" << key << ": skipped ("
           << (record ? "for another branch or repository"

@@ -51,8 +51,8 @@ base::Status download_and_unpack(S3Client& client, const S3Location& location,
   const auto& record = run.record;
   auto file = base::create_anonymous_temp_file("runner-store-");
   if (!file) return file.error();
-  if (auto got = client.get_object(location.bucket, record.archive_key,
-                                   file->get());
+  if (auto got =
+          client.get_object(location.bucket, record.archive_key, file->get());
       !got)
     return got.error();
   auto digest = digest_fd(file->get());
@@ -66,7 +66,8 @@ base::Status download_and_unpack(S3Client& client, const S3Location& location,
   if (::lseek(file->get(), 0, SEEK_SET) != 0)
     return base::errno_error("cannot rewind the downloaded archive");
   UnpackLimits limits;
-  limits.max_total_bytes = std::max<uint64_t>(record.folder_bytes, 1) * 2 + (64u << 20);
+  limits.max_total_bytes =
+      std::max<uint64_t>(record.folder_bytes, 1) * 2 + (64u << 20);
   auto unpacked = unpack_archive(file->get(), partial, limits);
   if (!unpacked) return unpacked.error();
   auto marker = base::create_file(partial + "/" + kCompleteMarker, 0600);

@@ -54,9 +54,11 @@ std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
       "GITLAB_CI=",
       "GITHUB_REPOSITORY=acme/widgets",
       "GITHUB_SHA=" + std::string(40, pull_request ? 'b' : 'a'),
-      "GITHUB_REF=" + std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
+      "GITHUB_REF=" +
+          std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
       "GITHUB_REF_NAME=" + std::string(pull_request ? "7/merge" : "main"),
-      "GITHUB_EVENT_NAME=" + std::string(pull_request ? "pull_request" : "push"),
+      "GITHUB_EVENT_NAME=" +
+          std::string(pull_request ? "pull_request" : "push"),
       "GITHUB_HEAD_REF=" + std::string(pull_request ? "feat/x" : ""),
       "GITHUB_BASE_REF=" + std::string(pull_request ? "main" : ""),
       "GITHUB_EVENT_PATH=" + dir.file("event.json"),
@@ -80,7 +82,8 @@ ProcessResult run_job(const std::vector<std::string>& env,
                       const std::vector<std::string>& more = {}) {
   std::vector<std::string> all = env;
   all.insert(all.end(), more.begin(), more.end());
-  return run_process({"bash", runner::testing::binary("CI_SCRIPT")}, all, "", 300);
+  return run_process({"bash", runner::testing::binary("CI_SCRIPT")}, all, "",
+                     300);
 }
 
 }  // namespace
@@ -105,7 +108,8 @@ TEST_SUITE("e2e") {
       INFO(pr.err);
       CHECK(pr.exit_code == 0);  // fail-on-regression false
       CHECK(file_text(dir.file("pr-output")) ==
-            "profile-folder=" + dir.file("pr-profile") + "\nverdict=regression\n");
+            "profile-folder=" + dir.file("pr-profile") +
+                "\nverdict=regression\n");
       const std::string summary = file_text(dir.file("pr-summary.md"));
       CHECK(summary.find("| benchmark | base | head |") != std::string::npos);
       CHECK(summary.find("regression") != std::string::npos);
@@ -129,11 +133,11 @@ TEST_SUITE("e2e") {
     if (server) {
       write_event(dir);
       const std::string pwned = dir.file("pwned");
-      auto job = run_job(job_env(*server, dir, "x", true, ""),
-                         {"RUNNER_CI_BASE_REF=$(touch " + pwned + ")",
-                          "RUNNER_CI_UPLOAD=none",
-                          "RUNNER_CI_S3_ENDPOINT=" + server->endpoint() +
-                              "`touch " + pwned + "`"});
+      auto job = run_job(
+          job_env(*server, dir, "x", true, ""),
+          {"RUNNER_CI_BASE_REF=$(touch " + pwned + ")", "RUNNER_CI_UPLOAD=none",
+           "RUNNER_CI_S3_ENDPOINT=" + server->endpoint() + "`touch " + pwned +
+               "`"});
       INFO(job.err);
       CHECK(job.exit_code == 0);
       CHECK_FALSE(fs::exists(pwned));
@@ -144,11 +148,12 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("the CI script refuses bad inputs before running anything") {
     TempDir dir;
-    auto r = run_process({"bash", binary("CI_SCRIPT")},
-                         {"RUNNER_CI_RUN=touch " + dir.file("ran"),
-                          "RUNNER_CI_UPLOAD=ftp"});
+    auto r = run_process(
+        {"bash", binary("CI_SCRIPT")},
+        {"RUNNER_CI_RUN=touch " + dir.file("ran"), "RUNNER_CI_UPLOAD=ftp"});
     CHECK(r.exit_code == 2);
-    CHECK(r.err == "runner-ci: upload must be none, codspeed or s3, not 'ftp'\n");
+    CHECK(r.err ==
+          "runner-ci: upload must be none, codspeed or s3, not 'ftp'\n");
     CHECK_FALSE(fs::exists(dir.file("ran")));
   }
 }

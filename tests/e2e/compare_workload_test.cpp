@@ -195,8 +195,8 @@ TEST_SUITE("e2e") {
         CHECK(c->report.benchmarks[0].uri == "exec_harness::workload");
       check_where_the_time_went(ab, true);
       check_where_the_time_went(ba, false);
-      log << "attempt " << attempt << ":\n  A/B " << describe(ab)
-          << "\n  B/A " << describe(ba) << "\n";
+      log << "attempt " << attempt << ":\n  A/B " << describe(ab) << "\n  B/A "
+          << describe(ba) << "\n";
       regression |= is_regression(ab, 0.25, 0.9);
       improvement |= is_improvement(ba);
       if (regression && improvement) break;
@@ -219,8 +219,8 @@ TEST_SUITE("e2e") {
       const auto aa = compare(a, a, dir.file("aa"), paired);
       const auto ab =
           compare(a, workload_command("10"), dir.file("ab"), paired);
-      log << "attempt " << attempt << ":\n  A/A " << describe(aa)
-          << "\n  A/B " << describe(ab) << "\n";
+      log << "attempt " << attempt << ":\n  A/A " << describe(aa) << "\n  A/B "
+          << describe(ab) << "\n";
       unchanged |= is_unchanged(aa);
       regression |= is_regression(ab, 0.05, 0.15);
       if (unchanged && regression) break;

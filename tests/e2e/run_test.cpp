@@ -180,10 +180,11 @@ TEST_SUITE("e2e") {
             line.substr(dashes, line.find_first_of(" ,", dashes) - dashes);
         // "\fB\-\-name\fR" (or "\fB\-F, \-\-name\fR" after a short name).
         std::string roff;
-        for (const char c : name) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+        for (const char c : name)
+          roff += c == '-' ? std::string("\\-") : std::string(1, c);
         roff += "\\fR";
-        CHECK_MESSAGE(text.find(roff) != std::string::npos,
-                      "runner ", command, " ", name, " is not in runner.1");
+        CHECK_MESSAGE(text.find(roff) != std::string::npos, "runner ", command,
+                      " ", name, " is not in runner.1");
         ++seen;
       }
       if (command != "doctor") CHECK(seen > 0);

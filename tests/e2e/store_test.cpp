@@ -14,11 +14,11 @@
 
 #include <cstring>
 #include <filesystem>
-#include <functional>
-#include <thread>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -87,10 +87,13 @@ std::vector<std::string> github_env(const S3rver& server, const TempDir& dir,
       "GITHUB_ACTIONS=true",
       "GITLAB_CI=",
       "GITHUB_REPOSITORY=acme/widgets",
-      "GITHUB_SHA=" + std::string(pull_request ? "b" : "a") + std::string(39, '1'),
-      "GITHUB_REF=" + std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
+      "GITHUB_SHA=" + std::string(pull_request ? "b" : "a") +
+          std::string(39, '1'),
+      "GITHUB_REF=" +
+          std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
       "GITHUB_REF_NAME=" + std::string(pull_request ? "7/merge" : "main"),
-      "GITHUB_EVENT_NAME=" + std::string(pull_request ? "pull_request" : "push"),
+      "GITHUB_EVENT_NAME=" +
+          std::string(pull_request ? "pull_request" : "push"),
       "GITHUB_HEAD_REF=" + std::string(pull_request ? "feat/x" : ""),
       "GITHUB_BASE_REF=" + std::string(pull_request ? "main" : ""),
       "GITHUB_EVENT_PATH=",
@@ -102,7 +105,7 @@ std::vector<std::string> github_env(const S3rver& server, const TempDir& dir,
 }
 
 ProcessResult run_runner(const std::vector<std::string>& args,
-                     const std::vector<std::string>& env) {
+                         const std::vector<std::string>& env) {
   std::vector<std::string> argv{binary("RUNNER_BIN")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env);
@@ -158,20 +161,24 @@ std::pair<int, std::string> runner_watched(
   char c;
   while (::read(pipe_fds[0], &c, 1) == 1) {
     err += c;
-    if (c != '\n') { line += c; continue; }
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
     on_line(line);
     line.clear();
   }
   ::close(pipe_fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+          err};
 }
 
-#define START_S3RVER(server, dir)                                          \
-  std::string why_not;                                                     \
-  auto server = S3rver::start(dir.file("s3"), "bench", &why_not);          \
-  if (!server) RUNNER_SKIP_CASE(why_not);                                  \
+#define START_S3RVER(server, dir)                                 \
+  std::string why_not;                                            \
+  auto server = S3rver::start(dir.file("s3"), "bench", &why_not); \
+  if (!server) RUNNER_SKIP_CASE(why_not);                         \
   if (server)
 
 }  // namespace
@@ -183,7 +190,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("base"), 1000);
       write_folder(dir.file("head"), 1200);
       auto up = run_runner({"upload", "--store", kStore, dir.file("base")},
-                       github_env(*server, dir, false));
+                           github_env(*server, dir, false));
       INFO(up.err);
       REQUIRE(up.exit_code == 0);
       CHECK(up.err.find("stored in s3://bench/ci/acme/widgets/runs/a111") !=
@@ -191,7 +198,8 @@ TEST_SUITE("e2e") {
       const auto keys = stored_keys(dir.file("s3"), "ci/acme/widgets/");
       REQUIRE(keys.size() == 2);
       CHECK(keys[0].rfind("ci/acme/widgets/refs/main/", 0) == 0);
-      CHECK(keys[1].rfind("ci/acme/widgets/runs/a" + std::string(39, '1') + "/", 0) == 0);
+      CHECK(keys[1].rfind("ci/acme/widgets/runs/a" + std::string(39, '1') + "/",
+                          0) == 0);
       // The record names the archive, the commit and the benchmarks.
       auto record = format::read_store_record(
           file_text(dir.file("s3") + "/bench/" + keys[0] + "._S3rver_object"));
@@ -200,12 +208,13 @@ TEST_SUITE("e2e") {
       CHECK(record->branch == "main");
       CHECK(record->benchmarks == std::vector<std::string>{"bench.cpp::fib"});
 
-      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"), "--out",
-                         dir.file("out"), "--format", "json"},
-                        github_env(*server, dir, true));
+      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                             "--out", dir.file("out"), "--format", "json"},
+                            github_env(*server, dir, true));
       INFO(cmp.out, cmp.err);
       CHECK(cmp.exit_code == 1);  // +20%: a regression
-      auto report = format::read_compare_report(file_text(dir.file("out/compare.json")));
+      auto report =
+          format::read_compare_report(file_text(dir.file("out/compare.json")));
       REQUIRE_MESSAGE(report, report.error().message());
       REQUIRE(report->benchmarks.size() == 1);
       CHECK(report->benchmarks[0].verdict == format::Verdict::kRegression);
@@ -221,9 +230,9 @@ TEST_SUITE("e2e") {
     TempDir dir;
     START_S3RVER(server, dir) {
       write_folder(dir.file("head"), 1000);
-      auto cmp = run_runner({"compare", "--store", kStore, "--base", "release/1",
-                         dir.file("head")},
-                        github_env(*server, dir, true));
+      auto cmp = run_runner({"compare", "--store", kStore, "--base",
+                             "release/1", dir.file("head")},
+                            github_env(*server, dir, true));
       CHECK(cmp.exit_code == 2);
       CHECK(cmp.err.find("no run of branch 'release/1' in "
                          "s3://bench/ci/acme/widgets/refs/release~2F1/") !=
@@ -236,22 +245,22 @@ TEST_SUITE("e2e") {
     START_S3RVER(server, dir) {
       write_folder(dir.file("base"), 1000);
       write_blob(dir.file("base"), 12u << 20);
-      auto up = run_runner({"upload", "--store", kStore, "--multipart-threshold",
-                        "5M", dir.file("base")},
-                       github_env(*server, dir, false));
+      auto up = run_runner({"upload", "--store", kStore,
+                            "--multipart-threshold", "5M", dir.file("base")},
+                           github_env(*server, dir, false));
       INFO(up.err);
       REQUIRE(up.exit_code == 0);
       CHECK(up.err.find("part 3 of 3 sent") != std::string::npos);
       write_folder(dir.file("head"), 1000);
-      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"), "--out",
-                         dir.file("out")},
-                        github_env(*server, dir, true));
+      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                             "--out", dir.file("out")},
+                            github_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 0);
       const auto records = stored_keys(dir.file("s3"), "ci/acme/widgets/refs/");
       REQUIRE(records.size() == 1);
-      auto record = format::read_store_record(
-          file_text(dir.file("s3") + "/bench/" + records[0] + "._S3rver_object"));
+      auto record = format::read_store_record(file_text(
+          dir.file("s3") + "/bench/" + records[0] + "._S3rver_object"));
       REQUIRE(record);
       CHECK(file_text(dir.file("cache") + "/runner/store/" + record->run_id +
                       "/blob.bin") == file_text(dir.file("base/blob.bin")));
@@ -266,13 +275,16 @@ TEST_SUITE("e2e") {
       const auto env = github_env(*server, dir, false);
       ProcessResult results[2];
       std::thread other([&] {
-        results[1] = run_runner({"upload", "--store", kStore, dir.file("two")}, env);
+        results[1] =
+            run_runner({"upload", "--store", kStore, dir.file("two")}, env);
       });
-      results[0] = run_runner({"upload", "--store", kStore, dir.file("one")}, env);
+      results[0] =
+          run_runner({"upload", "--store", kStore, dir.file("one")}, env);
       other.join();
       CHECK(results[0].exit_code == 0);
       CHECK(results[1].exit_code == 0);
-      CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/refs/main/").size() == 2);
+      CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/refs/main/").size() ==
+            2);
       CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/runs/").size() == 2);
     }
   }

@@ -49,7 +49,8 @@ std::vector<std::string> github_env(const TempDir& dir) {
                   {"head", {{"sha", kHeadSha}, {"ref", "feat/x"}}},
                   {"base", {{"sha", std::string(40, 'b')}, {"ref", "main"}}}}},
                 {"sender", {{"login", "octo"}, {"id", 583231}}}};
-  REQUIRE(runner::base::write_file_atomic(dir.file("event.json"), event.dump()));
+  REQUIRE(
+      runner::base::write_file_atomic(dir.file("event.json"), event.dump()));
   return {"GITHUB_ACTIONS=true",
           "GITLAB_CI=",
           "GITHUB_REPOSITORY=acme/widgets",
@@ -87,7 +88,8 @@ struct FakeService {
   int puts = 0;
   ScriptedResponse operator()(const RecordedRequest& r) {
     if (r.method == "POST" && r.target == "/upload")
-      return {200, {"Content-Type: application/json"},
+      return {200,
+              {"Content-Type: application/json"},
               json{{"status", "success"},
                    {"uploadUrl", url_base + "/archive/run-1?sig=abc"},
                    {"runId", "run-1"}}
@@ -236,14 +238,16 @@ TEST_SUITE("e2e") {
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(posts == 2);
-    CHECK(r.err.find("HTTP 429: slow down, retrying in 1.0 s (attempt 2 of 5)") !=
-          std::string::npos);
+    CHECK(
+        r.err.find("HTTP 429: slow down, retrying in 1.0 s (attempt 2 of 5)") !=
+        std::string::npos);
   }
 
   TEST_CASE("a 401 fails at once with the status and body, token redacted") {
     TempDir dir;
     HttpServer server([](const RecordedRequest& r) {
-      return ScriptedResponse{401, {}, "bad token " + r.header("Authorization").value_or("")};
+      return ScriptedResponse{
+          401, {}, "bad token " + r.header("Authorization").value_or("")};
     });
     auto env = github_env(dir);
     env.push_back("CODSPEED_TOKEN=" + kToken);
@@ -251,7 +255,8 @@ TEST_SUITE("e2e") {
     INFO(r.err);
     CHECK(r.exit_code == 1);
     CHECK(server.requests().size() == 1);
-    CHECK(r.err.find("the upload service refused the run: HTTP 401: bad token ***") !=
+    CHECK(r.err.find(
+              "the upload service refused the run: HTTP 401: bad token ***") !=
           std::string::npos);
     CHECK((r.out + r.err).find(kToken) == std::string::npos);
   }
@@ -266,7 +271,8 @@ TEST_SUITE("e2e") {
     });
     service.url_base = server.url("");
     auto env = github_env(dir);
-    env.push_back("ACTIONS_ID_TOKEN_REQUEST_URL=" + server.url("/oidc?api-version=2.0"));
+    env.push_back("ACTIONS_ID_TOKEN_REQUEST_URL=" +
+                  server.url("/oidc?api-version=2.0"));
     env.push_back("ACTIONS_ID_TOKEN_REQUEST_TOKEN=bearer-secret");
     auto r = upload(write_folder(dir), server.url("/upload"), env);
     INFO(r.err);
@@ -294,19 +300,23 @@ TEST_SUITE("e2e") {
     REQUIRE(post != nullptr);
     CHECK_FALSE(post->header("Authorization").has_value());
     CHECK(json::parse(post->body)["tokenless"] == true);
-    CHECK(r.out == "Run hash: " + digest_hex("sha256sum", post->body, dir) + "\n");
+    CHECK(r.out ==
+          "Run hash: " + digest_hex("sha256sum", post->body, dir) + "\n");
   }
 
   TEST_CASE("a dead server: retried, then exit 1 naming the cause") {
     TempDir dir;
     std::string url;
     {
-      HttpServer gone([](const RecordedRequest&) { return ScriptedResponse{}; });
+      HttpServer gone(
+          [](const RecordedRequest&) { return ScriptedResponse{}; });
       url = gone.url("/upload");
     }
-    auto r = upload(write_folder(dir), url, github_env(dir), {"--token", kToken});
+    auto r =
+        upload(write_folder(dir), url, github_env(dir), {"--token", kToken});
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("(attempt 5 of 5)") != std::string::npos);
-    CHECK(r.err.find("runner upload: upload metadata to " + url) != std::string::npos);
+    CHECK(r.err.find("runner upload: upload metadata to " + url) !=
+          std::string::npos);
   }
 }

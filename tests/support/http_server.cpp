@@ -2,8 +2,6 @@
 // one thread, one connection at a time (libcurl keeps one alive).
 #include "tests/support/http_server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -16,9 +14,13 @@
 
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 namespace runner::testing {
 
-std::optional<std::string> RecordedRequest::header(std::string_view name) const {
+std::optional<std::string> RecordedRequest::header(
+    std::string_view name) const {
   for (const auto& [key, value] : headers)
     if (key.size() == name.size() &&
         ::strncasecmp(key.data(), name.data(), name.size()) == 0)
@@ -73,7 +75,8 @@ class Reader {
 void send_all(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    const ssize_t n =
+        ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
     if (n <= 0) return;
     done += static_cast<size_t>(n);
   }
@@ -111,14 +114,18 @@ std::optional<RecordedRequest> read_request(Reader& reader, int fd) {
   if (sp1 == std::string::npos || sp2 <= sp1) return std::nullopt;
   r.method = first->substr(0, sp1);
   r.target = first->substr(sp1 + 1, sp2 - sp1 - 1);
-  for (auto line = reader.line(); line && !line->empty(); line = reader.line()) {
+  for (auto line = reader.line(); line && !line->empty();
+       line = reader.line()) {
     const size_t colon = line->find(':');
     if (colon != std::string::npos)
-      r.headers.emplace_back(line->substr(0, colon), trim(line->substr(colon + 1)));
+      r.headers.emplace_back(line->substr(0, colon),
+                             trim(line->substr(colon + 1)));
   }
-  if (auto expect = r.header("Expect"); expect && ::strcasecmp(expect->c_str(), "100-continue") == 0)
+  if (auto expect = r.header("Expect");
+      expect && ::strcasecmp(expect->c_str(), "100-continue") == 0)
     send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n");
-  if (auto te = r.header("Transfer-Encoding"); te && te->find("chunked") != std::string::npos) {
+  if (auto te = r.header("Transfer-Encoding");
+      te && te->find("chunked") != std::string::npos) {
     auto body = chunked_body(reader);
     if (!body) return std::nullopt;
     r.body = std::move(*body);
@@ -132,13 +139,20 @@ std::optional<RecordedRequest> read_request(Reader& reader, int fd) {
 
 std::string status_text(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -162,12 +176,14 @@ struct HttpServer::Impl {
         requests.push_back(*request);
       }
       const ScriptedResponse response = handler(*request);
-      if (response.delay.count() > 0) std::this_thread::sleep_for(response.delay);
+      if (response.delay.count() > 0)
+        std::this_thread::sleep_for(response.delay);
       if (response.hang_up) return;
       std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
                         status_text(response.status) + "\r\n";
       for (const std::string& h : response.headers) out += h + "\r\n";
-      out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
+      out += "Content-Length: " + std::to_string(response.body.size()) +
+             "\r\n\r\n";
       if (request->method != "HEAD") out += response.body;
       send_all(fd, out);
     }
@@ -185,17 +201,20 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(RequestHandler handler) : impl_(std::make_unique<Impl>()) {
+HttpServer::HttpServer(RequestHandler handler)
+    : impl_(std::make_unique<Impl>()) {
   impl_->handler = std::move(handler);
   impl_->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(impl_->listen_fd >= 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  REQUIRE(::bind(impl_->listen_fd, reinterpret_cast<sockaddr*>(&address),
+                 sizeof(address)) == 0);
   REQUIRE(::listen(impl_->listen_fd, 16) == 0);
   socklen_t size = sizeof(address);
-  REQUIRE(::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  REQUIRE(::getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&address),
+                        &size) == 0);
   impl_->port = ntohs(address.sin_port);
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
 }

@@ -46,7 +46,7 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   uint16_t port() const;
-  std::string url(std::string_view path) const;  // "http://127.0.0.1:P/path"
+  std::string url(std::string_view path) const;   // "http://127.0.0.1:P/path"
   std::vector<RecordedRequest> requests() const;  // in arrival order
 
  private:

@@ -20,10 +20,12 @@ namespace {
 // pipe's reader is gone.)
 std::string wait_for_endpoint(int fd) {
   std::string text;
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto limit =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < limit) {
     char chunk[512];
-    const ssize_t got = ::pread(fd, chunk, sizeof(chunk), static_cast<off_t>(text.size()));
+    const ssize_t got =
+        ::pread(fd, chunk, sizeof(chunk), static_cast<off_t>(text.size()));
     if (got < 0) return "";
     if (got == 0) {
       ::usleep(50 * 1000);
@@ -34,7 +36,8 @@ std::string wait_for_endpoint(int fd) {
     const size_t at = text.find(marker);
     const size_t end = at == std::string::npos ? at : text.find('\n', at);
     if (end != std::string::npos)
-      return "http://" + text.substr(at + marker.size(), end - at - marker.size());
+      return "http://" +
+             text.substr(at + marker.size(), end - at - marker.size());
   }
   return "";
 }
@@ -54,7 +57,8 @@ std::optional<S3rver> S3rver::start(const std::string& data_dir,
     return std::nullopt;
   }
   const std::string log = data_dir + ".log";
-  const int out = ::open(log.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int out =
+      ::open(log.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (out < 0) {
     *why_not = "cannot create " + log;
     return std::nullopt;
@@ -81,7 +85,8 @@ std::optional<S3rver> S3rver::start(const std::string& data_dir,
 }
 
 S3rver::S3rver(S3rver&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)), endpoint_(std::move(other.endpoint_)) {}
+    : pid_(std::exchange(other.pid_, -1)),
+      endpoint_(std::move(other.endpoint_)) {}
 
 S3rver& S3rver::operator=(S3rver&& other) noexcept {
   if (this != &other) {

@@ -12,7 +12,8 @@ TEST_CASE("a ListObjectsV2 page: keys (entities decoded), sizes, truncation") {
       "<Name>bench</Name><Prefix>ci/</Prefix><KeyCount>2</KeyCount>"
       "<IsTruncated>true</IsTruncated>"
       "<NextContinuationToken>1/x+y=</NextContinuationToken>"
-      "<Contents><Key>ci/a&amp;b.json</Key><LastModified>2026-11-24T00:00:00.000Z"
+      "<Contents><Key>ci/a&amp;b.json</"
+      "Key><LastModified>2026-11-24T00:00:00.000Z"
       "</LastModified><ETag>&quot;abc&quot;</ETag><Size>42</Size></Contents>"
       "<Contents><Key>ci/c&#47;d</Key><Size>0</Size></Contents>"
       "</ListBucketResult>";

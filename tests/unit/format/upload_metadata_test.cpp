@@ -26,10 +26,15 @@ TEST_CASE("the metadata is written in CodSpeed's shape and read back") {
   m.gh_data = UploadGhData{"99", "bench"};
   m.repository_root_path = "/work/";
   const std::string text = write_upload_metadata(m);
-  CHECK(text.rfind(R"({"repositoryProvider":"GITHUB","version":10,"tokenless":false,)", 0) == 0);
-  CHECK(text.find(R"("headRef":"feat/x","baseRef":null,)") != std::string::npos);
-  CHECK(text.find(R"("ghData":{"runId":"99","job":"bench"},"glData":null,"localData":null,)") !=
+  CHECK(text.rfind(
+            R"({"repositoryProvider":"GITHUB","version":10,"tokenless":false,)",
+            0) == 0);
+  CHECK(text.find(R"("headRef":"feat/x","baseRef":null,)") !=
         std::string::npos);
+  CHECK(
+      text.find(
+          R"("ghData":{"runId":"99","job":"bench"},"glData":null,"localData":null,)") !=
+      std::string::npos);
   auto back = read_upload_metadata(text);
   REQUIRE_MESSAGE(back, back.error().message());
   CHECK(write_upload_metadata(*back) == text);
@@ -43,7 +48,8 @@ TEST_CASE("the service's answers") {
   CHECK(answer->run_id == "r1");
   auto refused = read_upload_answer("<html>gateway</html>");
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().message().find("<html>gateway</html>") != std::string::npos);
+  CHECK(refused.error().message().find("<html>gateway</html>") !=
+        std::string::npos);
   CHECK_FALSE(read_upload_answer(R"({"status":"success"})"));
   auto token = read_oidc_answer(R"({"count":1,"value":"eyJ.x.y"})");
   REQUIRE(token);

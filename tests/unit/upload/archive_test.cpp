@@ -28,7 +28,8 @@ std::string sh(const std::string& command) {
   REQUIRE(p != nullptr);
   char buffer[4096];
   size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), p)) > 0) out.append(buffer, n);
+  while ((n = std::fread(buffer, 1, sizeof(buffer), p)) > 0)
+    out.append(buffer, n);
   REQUIRE(::pclose(p) == 0);
   return out;
 }
@@ -78,17 +79,21 @@ runner::base::Result<UnpackStats> unpack(const TempDir& dir,
 TEST_CASE("a folder packs as tar: tar lists it, unpacking gives it back") {
   TempDir dir;
   const std::string folder = sample_folder(dir);
-  for (const auto compression : {ArchiveCompression::kNone, ArchiveCompression::kZstd}) {
+  for (const auto compression :
+       {ArchiveCompression::kNone, ArchiveCompression::kZstd}) {
     auto archive = pack_folder(folder, compression);
     REQUIRE_MESSAGE(archive, archive.error().what());
     CHECK(archive->folder_bytes == 100002);
-    CHECK(archive->entries == 4);  // empty/, perf.metadata, results/, results/1.json
+    CHECK(archive->entries ==
+          4);  // empty/, perf.metadata, results/, results/1.json
     const std::string path = save(*archive, dir.file("a.tar"));
-    const std::string flag = compression == ArchiveCompression::kZstd ? "--zstd " : "";
+    const std::string flag =
+        compression == ArchiveCompression::kZstd ? "--zstd " : "";
     CHECK(sh("tar " + flag + "-tf " + quoted(path) + " | sort") ==
           "./empty/\n./perf.metadata\n./results/\n./results/1.json\n");
     if (compression == ArchiveCompression::kZstd) CHECK(archive->size < 5000);
-    const std::string name = compression == ArchiveCompression::kZstd ? "z" : "t";
+    const std::string name =
+        compression == ArchiveCompression::kZstd ? "z" : "t";
     auto stats = unpack(dir, path, name);
     REQUIRE_MESSAGE(stats, stats.error().what());
     CHECK(stats->files == 2);
@@ -111,11 +116,19 @@ TEST_CASE("hostile archives are refused, nothing lands outside") {
     const char* error;
   };
   const Case cases[] = {
-      {"dotdot", "tar -C " + src + " -cf ARCHIVE --transform='s,^x,../escaped,' x", "'..' in it"},
-      {"absolute", "tar -C " + src + " -cPf ARCHIVE --transform='s,^x," + dir.file("abs") + ",' x", "absolute name"},
-      {"symlink", "tar -C " + src + " -cf ARCHIVE sym", "not a regular file or folder"},
-      {"hardlink", "ln " + quoted(dir.file("src/x")) + " " + quoted(dir.file("src/y")) +
-                       " && tar -C " + src + " -cf ARCHIVE x y", "a hard link"},
+      {"dotdot",
+       "tar -C " + src + " -cf ARCHIVE --transform='s,^x,../escaped,' x",
+       "'..' in it"},
+      {"absolute",
+       "tar -C " + src + " -cPf ARCHIVE --transform='s,^x," + dir.file("abs") +
+           ",' x",
+       "absolute name"},
+      {"symlink", "tar -C " + src + " -cf ARCHIVE sym",
+       "not a regular file or folder"},
+      {"hardlink",
+       "ln " + quoted(dir.file("src/x")) + " " + quoted(dir.file("src/y")) +
+           " && tar -C " + src + " -cf ARCHIVE x y",
+       "a hard link"},
   };
   for (const Case& c : cases) {
     const std::string case_name = c.name;
@@ -126,7 +139,8 @@ TEST_CASE("hostile archives are refused, nothing lands outside") {
     sh(command);
     auto r = unpack(dir, archive, std::string("out-") + c.name);
     REQUIRE_FALSE(r);
-    CHECK_MESSAGE(r.error().message().find(c.error) != std::string::npos, r.error().message());
+    CHECK_MESSAGE(r.error().message().find(c.error) != std::string::npos,
+                  r.error().message());
   }
   CHECK_FALSE(fs::exists(dir.file("escaped")));
   CHECK_FALSE(fs::exists(dir.file("abs")));
@@ -135,12 +149,14 @@ TEST_CASE("hostile archives are refused, nothing lands outside") {
 TEST_CASE("limits, truncation and garbage") {
   TempDir dir;
   write(dir.file("src/big"), std::string(1u << 20, 'b'));
-  sh("tar -C " + quoted(dir.file("src")) + " -cf " + quoted(dir.file("big.tar")) + " big");
+  sh("tar -C " + quoted(dir.file("src")) + " -cf " +
+     quoted(dir.file("big.tar")) + " big");
   UnpackLimits small;
   small.max_total_bytes = 1000;
   auto over = unpack(dir, dir.file("big.tar"), "over", small);
   REQUIRE_FALSE(over);
-  CHECK(over.error().message().find("larger than 1000 bytes") != std::string::npos);
+  CHECK(over.error().message().find("larger than 1000 bytes") !=
+        std::string::npos);
   const std::string whole = *runner::base::read_file(dir.file("big.tar"));
   write(dir.file("cut.tar"), whole.substr(0, 700000));
   CHECK_FALSE(unpack(dir, dir.file("cut.tar"), "cut"));

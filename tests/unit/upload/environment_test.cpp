@@ -1,10 +1,10 @@
 // upload/environment and the store's naming: the facts of a run from a
 // faked GitHub Actions or GitLab CI job, or from a real git checkout made
 // here; S3 URLs and settings; branch names as keys.
-#include <doctest/doctest.h>
-
 #include <cstdlib>
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "base/base.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -82,10 +82,14 @@ TEST_CASE("outside CI, git tells the commit, branch and repository") {
   TempDir dir;
   const std::string repo = dir.file("repo");
   const std::string git = "git -C '" + repo + "' ";
-  REQUIRE(std::system(("git init -q -b feat/local '" + repo + "'").c_str()) == 0);
+  REQUIRE(std::system(("git init -q -b feat/local '" + repo + "'").c_str()) ==
+          0);
   REQUIRE(std::system((git + "-c user.email=a@b -c user.name=a commit -q "
-                             "--allow-empty -m one").c_str()) == 0);
-  REQUIRE(std::system((git + "remote add origin git@github.com:acme/gadgets.git").c_str()) == 0);
+                             "--allow-empty -m one")
+                          .c_str()) == 0);
+  REQUIRE(
+      std::system((git + "remote add origin git@github.com:acme/gadgets.git")
+                      .c_str()) == 0);
   const Environment env = {{"PATH", std::getenv("PATH")}};
   auto facts = collect_run_facts(repo, env);
   REQUIRE_MESSAGE(facts, facts.error().what());
@@ -97,7 +101,8 @@ TEST_CASE("outside CI, git tells the commit, branch and repository") {
   CHECK(facts->event == "local");
   auto outside = collect_run_facts(dir.path(), env);
   REQUIRE_FALSE(outside);
-  CHECK(outside.error().message().find("cannot tell the commit under test") == 0);
+  CHECK(outside.error().message().find("cannot tell the commit under test") ==
+        0);
 }
 
 TEST_CASE("S3 URLs, settings and branch keys") {
@@ -109,22 +114,25 @@ TEST_CASE("S3 URLs, settings and branch keys") {
   CHECK_FALSE(parse_s3_url("https://bench"));
   CHECK_FALSE(parse_s3_url("s3://B"));
   CHECK_FALSE(parse_s3_url("s3://bench//x"));
-  auto config = s3_config_from_environment(
-      {{"AWS_ACCESS_KEY_ID", "k"}, {"AWS_SECRET_ACCESS_KEY", "s"},
-       {"AWS_DEFAULT_REGION", "eu-west-3"}},
-      std::nullopt);
+  auto config =
+      s3_config_from_environment({{"AWS_ACCESS_KEY_ID", "k"},
+                                  {"AWS_SECRET_ACCESS_KEY", "s"},
+                                  {"AWS_DEFAULT_REGION", "eu-west-3"}},
+                                 std::nullopt);
   REQUIRE(config);
   CHECK(config->endpoint == "https://s3.eu-west-3.amazonaws.com");
   CHECK(config->credentials.region == "eu-west-3");
   config = s3_config_from_environment(
-      {{"AWS_ACCESS_KEY_ID", "k"}, {"AWS_SECRET_ACCESS_KEY", "s"},
+      {{"AWS_ACCESS_KEY_ID", "k"},
+       {"AWS_SECRET_ACCESS_KEY", "s"},
        {"AWS_ENDPOINT_URL", "http://127.0.0.1:9000/"}},
       std::nullopt);
   REQUIRE(config);
   CHECK(config->endpoint == "http://127.0.0.1:9000");
   auto missing = s3_config_from_environment({}, std::nullopt);
   REQUIRE_FALSE(missing);
-  CHECK(missing.error().message().find("AWS_ACCESS_KEY_ID") != std::string::npos);
+  CHECK(missing.error().message().find("AWS_ACCESS_KEY_ID") !=
+        std::string::npos);
   CHECK(ref_key("main") == "main");
   CHECK(ref_key("feat/x y") == "feat~2Fx~20y");
   CHECK(ref_key("..") == "~..");

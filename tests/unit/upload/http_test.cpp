@@ -33,7 +33,9 @@ RetryPolicy fast_retries() {
 TEST_CASE("a PUT streamed from a file region, a GET streamed to a file") {
   runner::testing::TempDir dir;
   HttpServer server([](const RecordedRequest& r) {
-    return ScriptedResponse{200, {"ETag: \"e\""}, r.method == "GET" ? std::string(100000, 'g') : ""};
+    return ScriptedResponse{200,
+                            {"ETag: \"e\""},
+                            r.method == "GET" ? std::string(100000, 'g') : ""};
   });
   REQUIRE(runner::base::write_file_atomic(dir.file("in"), "0123456789"));
   auto in = runner::base::open_regular_file(dir.file("in"));
@@ -69,8 +71,10 @@ TEST_CASE("transient statuses are retried, others are not") {
   int calls = 0;
   HttpServer server([&](const RecordedRequest& r) {
     ++calls;
-    if (r.target == "/flaky" && calls < 3) return ScriptedResponse{503, {}, "busy"};
-    if (r.target == "/limit" && calls == 1) return ScriptedResponse{429, {"Retry-After: 1"}, ""};
+    if (r.target == "/flaky" && calls < 3)
+      return ScriptedResponse{503, {}, "busy"};
+    if (r.target == "/limit" && calls == 1)
+      return ScriptedResponse{429, {"Retry-After: 1"}, ""};
     if (r.target == "/missing") return ScriptedResponse{404, {}, "gone"};
     return ScriptedResponse{200, {}, "ok"};
   });
@@ -83,7 +87,9 @@ TEST_CASE("transient statuses are retried, others are not") {
   REQUIRE(r);
   CHECK(r->status == 200);
   CHECK(calls == 3);
-  CHECK(log.str().find("get: HTTP 503: busy, retrying in 0.0 s (attempt 2 of 5)") != std::string::npos);
+  CHECK(log.str().find(
+            "get: HTTP 503: busy, retrying in 0.0 s (attempt 2 of 5)") !=
+        std::string::npos);
   calls = 0;
   log.str("");
   request.url = server.url("/limit");
