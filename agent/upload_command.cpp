@@ -31,8 +31,10 @@ std::string current_directory() {
 }
 
 // What the folder went to, and the archive against the folder.
-void print_summary(const char* where, const std::string& id, uint64_t archive,
-                   uint64_t folder, double seconds) {
+void print_summary(const char* where, const std::string& id,
+                   const upload::UploadCost& cost) {
+  const uint64_t archive = cost.archive_bytes, folder = cost.folder_bytes;
+  const double seconds = cost.seconds;
   std::fprintf(
       stderr,
       "runner upload: %s %s: archive %s for a %s folder (%.0f%%) in %.2f s\n",
@@ -63,8 +65,7 @@ base::Status to_store(const UploadOptions& options,
   print_summary(("stored in s3://" + location->bucket + "/" +
                  stored->run.record.archive_key + " as run")
                     .c_str(),
-                stored->run.record.run_id, stored->archive_bytes,
-                stored->folder_bytes, stored->seconds);
+                stored->run.record.run_id, stored->cost);
   return {};
 }
 
@@ -84,7 +85,7 @@ base::Status to_codspeed(const UploadOptions& options,
     std::printf("Run hash: %s\n", result->run_hash.c_str());
   print_summary("uploaded run",
                 result->run_id.empty() ? "(no id)" : result->run_id,
-                result->archive_bytes, result->folder_bytes, result->seconds);
+                result->cost);
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/log.hpp"
 
@@ -160,6 +161,11 @@ base::Result<PackedArchive> pack_folder(const std::string& folder,
     return base::errno_error("cannot measure the archive");
   out.size = static_cast<uint64_t>(size);
   return out;
+}
+
+UploadCost upload_cost(const PackedArchive& archive, uint64_t start_ns) {
+  return {archive.folder_bytes, archive.size,
+          static_cast<double>(base::monotonic_ns() - start_ns) / 1e9};
 }
 
 namespace {

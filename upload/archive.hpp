@@ -31,6 +31,15 @@ struct PackedArchive {
 base::Result<PackedArchive> pack_folder(const std::string& folder,
                                         ArchiveCompression compression);
 
+// What an upload cost: the folder's bytes, the archive's, and the seconds
+// since `start_ns` (base::monotonic_ns) when it is taken.
+struct UploadCost {
+  uint64_t folder_bytes = 0;
+  uint64_t archive_bytes = 0;
+  double seconds = 0;
+};
+UploadCost upload_cost(const PackedArchive& archive, uint64_t start_ns);
+
 struct UnpackLimits {
   uint64_t max_total_bytes = 64ull << 30;
   uint64_t max_entries = 1u << 20;

@@ -15,21 +15,6 @@ namespace {
 
 constexpr const char* kOidcAudience = "codspeed.io";
 
-std::string url_encode(std::string_view text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 // GitHub's OIDC id token (ci-jit-compare-formats.md §3.3); std::nullopt
 // when the job has no id-token permission.
 base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
@@ -40,7 +25,7 @@ base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
   auto bearer = env_value(env, "ACTIONS_ID_TOKEN_REQUEST_TOKEN");
   if (!url || !bearer) return std::optional<std::string>();
   HttpRequest request;
-  request.url = *url + "&audience=" + url_encode(kOidcAudience);
+  request.url = *url + "&audience=" + percent_encode(kOidcAudience);
   request.headers = {"Authorization: Bearer " + *bearer};
   request.timeout = std::chrono::seconds(60);
   auto response = perform_with_retries(http, request, retry, "OIDC token", log);
@@ -161,7 +146,7 @@ base::Status put_archive(HttpClient& http, const CodspeedUploadOptions& options,
 base::Result<CodspeedUploadResult> upload_to_codspeed(
     const CodspeedUploadOptions& options, const RunFacts& facts,
     const Environment& env, std::ostream& log) {
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = base::monotonic_ns();
   auto http = HttpClient::create();
   if (!http) return http.error();
   std::optional<std::string> token = options.token;
@@ -187,11 +172,7 @@ base::Result<CodspeedUploadResult> upload_to_codspeed(
       !put)
     return put.error();
   result.run_id = answer->run_id;
-  result.folder_bytes = archive->folder_bytes;
-  result.archive_bytes = archive->size;
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  result.cost = upload_cost(*archive, start);
   return result;
 }
 

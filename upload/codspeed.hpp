@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "upload/archive.hpp"
 #include "upload/environment.hpp"
 #include "upload/http.hpp"
 
@@ -30,9 +31,7 @@ struct CodspeedUploadResult {
   std::string run_id;    // from the service's answer
   std::string run_hash;  // tokenless only: SHA-256 of the metadata JSON
   bool tokenless = false;
-  uint64_t folder_bytes = 0;
-  uint64_t archive_bytes = 0;
-  double seconds = 0;  // packing and both requests
+  UploadCost cost;  // packing and both requests
 };
 
 // Packs, POSTs, PUTs. Progress and retries go to `log`; the token is never

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -312,6 +313,22 @@ base::Result<HttpResponse> perform_with_retries(HttpClient& client,
         << " (attempt " << attempt + 1 << " of " << policy.attempts << ")\n";
     std::this_thread::sleep_for(wait);
   }
+}
+
+std::string percent_encode(std::string_view text, bool keep_slash) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 std::string redact(std::string text, const std::vector<std::string>& secrets) {

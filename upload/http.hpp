@@ -108,6 +108,10 @@ base::Result<HttpResponse> perform_with_retries(HttpClient& client,
 std::string describe_status(const HttpResponse& response,
                             const std::vector<std::string>& secrets = {});
 
+// RFC 3986 percent-encoding: every byte outside A-Z a-z 0-9 - _ . ~ as
+// %XX (uppercase), '/' kept when keep_slash (an S3 object key's path).
+std::string percent_encode(std::string_view text, bool keep_slash = false);
+
 // `text` with every occurrence of each non-empty secret replaced by "***".
 std::string redact(std::string text, const std::vector<std::string>& secrets);
 

@@ -16,23 +16,6 @@ namespace {
 
 constexpr const char* kUnsignedPayload = "UNSIGNED-PAYLOAD";
 
-// RFC 3986 encoding; '/' kept when `keep_slash` (object keys).
-std::string uri_encode(std::string_view text, bool keep_slash) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-        (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string display(const std::string& bucket, const std::string& key) {
   return "s3://" + bucket + "/" + key;
 }
@@ -108,8 +91,8 @@ HttpRequest S3Client::request(const std::string& method,
                               const std::string& query) const {
   HttpRequest r;
   r.method = method;
-  r.url = config_.endpoint + "/" + uri_encode(bucket, false) +
-          (key.empty() ? "" : "/" + uri_encode(key, true)) +
+  r.url = config_.endpoint + "/" + percent_encode(bucket, false) +
+          (key.empty() ? "" : "/" + percent_encode(key, true)) +
           (query.empty() ? "" : "?" + query);
   r.sigv4 = config_.credentials;
   r.headers = {"x-amz-content-sha256: " + sha256_hex("")};
@@ -191,8 +174,8 @@ base::Result<std::vector<format::S3Object>> S3Client::list(
     const std::string query =
         (token.empty()
              ? ""
-             : "continuation-token=" + uri_encode(token, false) + "&") +
-        "list-type=2&prefix=" + uri_encode(prefix, false);
+             : "continuation-token=" + percent_encode(token, false) + "&") +
+        "list-type=2&prefix=" + percent_encode(prefix, false);
     auto response = send(request("GET", bucket, "", query),
                          "S3 list " + display(bucket, prefix));
     if (!response) return response.error();

@@ -18,22 +18,6 @@ std::string display(const std::string& bucket, const std::string& key) {
   return "s3://" + bucket + "/" + key;
 }
 
-// Upload ids come from the server: encoded for the query string.
-std::string query_value(std::string_view text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 base::Result<std::vector<std::string>> S3Client::put_parts(
@@ -46,7 +30,7 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
        offset += part_size, ++number) {
     HttpRequest r = request("PUT", bucket, key,
                             "partNumber=" + std::to_string(number) +
-                                "&uploadId=" + query_value(upload_id));
+                                "&uploadId=" + percent_encode(upload_id));
     r.headers = {"x-amz-content-sha256: UNSIGNED-PAYLOAD"};
     r.body_fd = fd;
     r.body_offset = offset;
@@ -68,9 +52,9 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
 void S3Client::abort_multipart(const std::string& bucket,
                                const std::string& key,
                                const std::string& upload_id) {
-  auto response =
-      send(request("DELETE", bucket, key, "uploadId=" + query_value(upload_id)),
-           "S3 abort of the multipart upload of " + display(bucket, key));
+  auto response = send(
+      request("DELETE", bucket, key, "uploadId=" + percent_encode(upload_id)),
+      "S3 abort of the multipart upload of " + display(bucket, key));
   if (!response)
     *log_ << "warning: " << response.error().message()
           << " (its parts stay until the bucket's lifecycle rules for "
@@ -97,7 +81,7 @@ base::Status S3Client::put_multipart(const std::string& bucket,
     return etags.error();
   }
   HttpRequest complete =
-      request("POST", bucket, key, "uploadId=" + query_value(*upload_id));
+      request("POST", bucket, key, "uploadId=" + percent_encode(*upload_id));
   complete.body = format::write_s3_complete_multipart(*etags);
   complete.headers = {"x-amz-content-sha256: " + sha256_hex(complete.body),
                       "Content-Type: application/xml"};

@@ -140,7 +140,7 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
                                              const std::string& folder,
                                              const RunFacts& facts,
                                              std::ostream& log) {
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = base::monotonic_ns();
   auto archive = pack_folder(folder, ArchiveCompression::kZstd);
   if (!archive) return archive.error();
   auto digest = digest_fd(archive->fd.get());
@@ -154,6 +154,8 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   record.archive_sha256 = digest->sha256_hex;
   record.folder_bytes = archive->folder_bytes;
   record.benchmarks = benchmark_uris(folder);
+  log << "storing " << archive->size << " bytes as s3://" << location.bucket
+      << "/" << record.archive_key << "\n";
   if (auto put = client.put_object(location.bucket, record.archive_key,
                                    archive->fd.get(), archive->size,
                                    "application/zstd");
@@ -166,12 +168,7 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
                                  "application/json");
       !put)
     return put.error();
-  (void)log;
-  result.folder_bytes = archive->folder_bytes;
-  result.archive_bytes = archive->size;
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  result.cost = upload_cost(*archive, start);
   return result;
 }
 

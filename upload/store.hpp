@@ -15,6 +15,7 @@
 
 #include "base/result.hpp"
 #include "format/format.hpp"
+#include "upload/archive.hpp"
 #include "upload/environment.hpp"
 #include "upload/s3.hpp"
 
@@ -27,9 +28,7 @@ struct StoredRun {
 
 struct StoreUploadResult {
   StoredRun run;
-  uint64_t folder_bytes = 0;
-  uint64_t archive_bytes = 0;
-  double seconds = 0;
+  UploadCost cost;
 };
 
 // Packs `folder` (tar + zstd), uploads the archive, then the record.
