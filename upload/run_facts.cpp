@@ -77,10 +77,11 @@ base::Status git_facts(const std::string& checkout, const Environment& env,
                        RunFacts& facts) {
   auto commit = git(checkout, {"rev-parse", "HEAD"}, env);
   if (!commit)
-    return base::Error("cannot tell the commit under test: no CI environment "
-                       "(GitHub Actions, GitLab CI) and " + checkout +
-                       " is not in a git checkout (" + commit.error().what() +
-                       "); run it from the benchmarks' checkout");
+    return base::Error(
+        "cannot tell the commit under test: no CI environment "
+        "(GitHub Actions, GitLab CI) and " +
+        checkout + " is not in a git checkout (" + commit.error().what() +
+        "); run it from the benchmarks' checkout");
   facts.commit = *commit;
   facts.branch = git(checkout, {"symbolic-ref", "--short", "-q", "HEAD"}, env)
                      .value_or("");
