@@ -36,7 +36,8 @@ base::Result<std::string> git(const std::string& checkout,
   options.argv = {*path, "-C", checkout};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.env.emplace();  // git sees the environment the facts come from
-  for (const auto& [name, value] : env) options.env->push_back(name + "=" + value);
+  for (const auto& [name, value] : env)
+    options.env->push_back(name + "=" + value);
   options.stdin_fd = null_fd.get();
   options.stdout_fd = out->get();
   options.stderr_fd = null_fd.get();

@@ -90,10 +90,12 @@ TEST_CASE("outside CI, git tells the commit, branch and repository") {
   REQUIRE(
       std::system((git + "remote add origin git@github.com:acme/gadgets.git")
                       .c_str()) == 0);
-  // git stops looking for a checkout at the test's folder, wherever TMPDIR
-  // is (even inside another checkout).
-  const Environment env = {{"PATH", std::getenv("PATH")},
-                           {"GIT_CEILING_DIRECTORIES", dir.path()}};
+  // git never looks above the test's folder for a checkout, wherever TMPDIR
+  // is (even inside another checkout): its parent is a ceiling.
+  const Environment env = {
+      {"PATH", std::getenv("PATH")},
+      {"GIT_CEILING_DIRECTORIES",
+       std::filesystem::path(dir.path()).parent_path().string()}};
   auto facts = collect_run_facts(repo, env);
   REQUIRE_MESSAGE(facts, facts.error().what());
   CHECK(facts->provider == CiProvider::kLocal);
