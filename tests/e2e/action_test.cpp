@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/github_job.hpp"
 #include "tests/support/perf_events.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
@@ -50,23 +51,13 @@ std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
       "RUNNER_CI_FAIL_ON_REGRESSION=false",
       "RUNNER_CI_PROFILE_FOLDER=" + dir.file(name + "-profile"),
       "RUNNER_TEMP=" + dir.path(),
-      "GITHUB_ACTIONS=true",
-      "GITLAB_CI=",
-      "GITHUB_REPOSITORY=acme/widgets",
-      "GITHUB_SHA=" + std::string(40, pull_request ? 'b' : 'a'),
-      "GITHUB_REF=" +
-          std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
-      "GITHUB_REF_NAME=" + std::string(pull_request ? "7/merge" : "main"),
-      "GITHUB_EVENT_NAME=" +
-          std::string(pull_request ? "pull_request" : "push"),
-      "GITHUB_HEAD_REF=" + std::string(pull_request ? "feat/x" : ""),
-      "GITHUB_BASE_REF=" + std::string(pull_request ? "main" : ""),
-      "GITHUB_EVENT_PATH=" + dir.file("event.json"),
       "GITHUB_STEP_SUMMARY=" + dir.file(name + "-summary.md"),
       "GITHUB_OUTPUT=" + dir.file(name + "-output"),
       "XDG_CACHE_HOME=" + dir.file("cache"),
       "RUNNER_HTTP_RETRY_DELAY_MS=5"};
   env.insert(env.end(), job.begin(), job.end());
+  for (std::string& e : github_job_env(pull_request, dir.file("event.json")))
+    env.push_back(std::move(e));
   return env;
 }
 
@@ -92,10 +83,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("the CI script: main stored, a slower pull request flagged") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
-    std::string why_not;
-    auto server = S3rver::start(dir.file("s3"), "bench", &why_not);
-    if (!server) RUNNER_SKIP_CASE(why_not);
-    if (server) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_event(dir);
       auto main_job = run_job(job_env(*server, dir, "main", false, ""));
       INFO(main_job.err);
@@ -127,10 +115,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("the CI script runs no input but the command as code") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
-    std::string why_not;
-    auto server = S3rver::start(dir.file("s3"), "bench", &why_not);
-    if (!server) RUNNER_SKIP_CASE(why_not);
-    if (server) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_event(dir);
       const std::string pwned = dir.file("pwned");
       auto job = run_job(

@@ -26,6 +26,7 @@
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/github_job.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -78,29 +79,15 @@ void write_blob(const std::string& folder, size_t bytes) {
   REQUIRE(runner::base::write_file_atomic(folder + "/blob.bin", data));
 }
 
-// A GitHub Actions job of acme/widgets: a push to main, or a pull request
-// from feat/x into main.
+// A GitHub Actions job of acme/widgets (tests/support/github_job.hpp)
+// with the store's settings.
 std::vector<std::string> github_env(const S3rver& server, const TempDir& dir,
                                     bool pull_request) {
   std::vector<std::string> env = server.environment();
-  const std::vector<std::string> job = {
-      "GITHUB_ACTIONS=true",
-      "GITLAB_CI=",
-      "GITHUB_REPOSITORY=acme/widgets",
-      "GITHUB_SHA=" + std::string(pull_request ? "b" : "a") +
-          std::string(39, '1'),
-      "GITHUB_REF=" +
-          std::string(pull_request ? "refs/pull/7/merge" : "refs/heads/main"),
-      "GITHUB_REF_NAME=" + std::string(pull_request ? "7/merge" : "main"),
-      "GITHUB_EVENT_NAME=" +
-          std::string(pull_request ? "pull_request" : "push"),
-      "GITHUB_HEAD_REF=" + std::string(pull_request ? "feat/x" : ""),
-      "GITHUB_BASE_REF=" + std::string(pull_request ? "main" : ""),
-      "GITHUB_EVENT_PATH=",
-      "GITHUB_RUN_ID=99",
-      "XDG_CACHE_HOME=" + dir.file("cache"),
-      "RUNNER_HTTP_RETRY_DELAY_MS=5"};
-  env.insert(env.end(), job.begin(), job.end());
+  for (std::string& e : github_job_env(pull_request, ""))
+    env.push_back(std::move(e));
+  env.push_back("XDG_CACHE_HOME=" + dir.file("cache"));
+  env.push_back("RUNNER_HTTP_RETRY_DELAY_MS=5");
   return env;
 }
 
@@ -175,30 +162,24 @@ std::pair<int, std::string> runner_watched(
           err};
 }
 
-#define START_S3RVER(server, dir)                                 \
-  std::string why_not;                                            \
-  auto server = S3rver::start(dir.file("s3"), "bench", &why_not); \
-  if (!server) RUNNER_SKIP_CASE(why_not);                         \
-  if (server)
-
 }  // namespace
 
 TEST_SUITE("e2e") {
   TEST_CASE("a stored run of main is the base of a pull request's compare") {
     TempDir dir;
-    START_S3RVER(server, dir) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("base"), 1000);
       write_folder(dir.file("head"), 1200);
       auto up = run_runner({"upload", "--store", kStore, dir.file("base")},
                            github_env(*server, dir, false));
       INFO(up.err);
       REQUIRE(up.exit_code == 0);
-      CHECK(up.err.find("stored in s3://bench/ci/acme/widgets/runs/a111") !=
+      CHECK(up.err.find("stored in s3://bench/ci/acme/widgets/runs/aaaa") !=
             std::string::npos);
       const auto keys = stored_keys(dir.file("s3"), "ci/acme/widgets/");
       REQUIRE(keys.size() == 2);
       CHECK(keys[0].rfind("ci/acme/widgets/refs/main/", 0) == 0);
-      CHECK(keys[1].rfind("ci/acme/widgets/runs/a" + std::string(39, '1') + "/",
+      CHECK(keys[1].rfind("ci/acme/widgets/runs/" + std::string(40, 'a') + "/",
                           0) == 0);
       // The record names the archive, the commit and the benchmarks.
       auto record = format::read_store_record(
@@ -228,7 +209,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("no stored run of the base branch: exit 2 naming it") {
     TempDir dir;
-    START_S3RVER(server, dir) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("head"), 1000);
       auto cmp = run_runner({"compare", "--store", kStore, "--base",
                              "release/1", dir.file("head")},
@@ -242,7 +223,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("a multipart upload comes back byte for byte") {
     TempDir dir;
-    START_S3RVER(server, dir) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("base"), 1000);
       write_blob(dir.file("base"), 12u << 20);
       auto up = run_runner({"upload", "--store", kStore,
@@ -269,7 +250,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("two uploads at once for one branch are both stored") {
     TempDir dir;
-    START_S3RVER(server, dir) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("one"), 1000);
       write_folder(dir.file("two"), 1000);
       const auto env = github_env(*server, dir, false);
@@ -291,7 +272,7 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("the server killed mid-upload: an error, exit 1, nothing stored") {
     TempDir dir;
-    START_S3RVER(server, dir) {
+    RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("base"), 1000);
       write_blob(dir.file("base"), 40u << 20);
       bool killed = false;

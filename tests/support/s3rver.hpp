@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/skip.hpp"
+
 namespace runner::testing {
 
 class S3rver {
@@ -36,3 +38,13 @@ class S3rver {
 };
 
 }  // namespace runner::testing
+
+// Starts s3rver as `server` (data in dir/s3, bucket "bench") and runs the
+// block that follows only when it came up; otherwise the case skips with
+// the reason.
+#define RUNNER_WITH_S3RVER(server, dir)                                   \
+  std::string server##_why_not;                                           \
+  auto server = runner::testing::S3rver::start((dir).file("s3"), "bench", \
+                                               &server##_why_not);        \
+  if (!server) RUNNER_SKIP_CASE(server##_why_not);                        \
+  if (server)
