@@ -59,6 +59,19 @@ const char* skip_reason_for_path(const std::string& path) {
   return nullptr;
 }
 
+// Whether an entry of `space` overlaps [start, end) (only usable ones:
+// whose file could be read).
+bool MappingTracker::overlaps(const AddressSpace& space, uint64_t start,
+                              uint64_t end, bool usable_only) {
+  auto it = space.lower_bound(start);
+  if (it != space.begin()) --it;
+  for (; it != space.end() && it->second.mapping.start < end; ++it)
+    if (it->second.mapping.end > start &&
+        (!usable_only || it->second.state == FileState::kOk))
+      return true;
+  return false;
+}
+
 MappingTracker::MappingTracker(PidFilterMode mode,
                                std::vector<int32_t> announced_pids)
     : mode_(mode),
@@ -124,9 +137,35 @@ void MappingTracker::apply_mmap(const Mmap2Record& m) {
     ++stats_.skipped[reason_for(e.state)];
     e.counted = true;
   }
-  // The last mapping of a path wins: it gives the load bias that holds for
-  // the samples that follow it.
-  by_pid_[pid][m.filename] = std::move(e);
+  // Every executable mapping is kept (a file may be mapped several times,
+  // each with its own load bias: V8 remaps node's embedded builtins); a new
+  // mapping replaces whatever it overlaps, as the kernel's mmap does.
+  place(by_pid_[pid], std::move(e));
+}
+
+// Puts `e` into `space`, cutting what it overlaps out of older entries (the
+// parts outside it stay, with their file offsets moved along).
+void MappingTracker::place(AddressSpace& space, Entry e) {
+  const uint64_t start = e.mapping.start, end = e.mapping.end;
+  auto it = space.lower_bound(start);
+  if (it != space.begin() && std::prev(it)->second.mapping.end > start) --it;
+  while (it != space.end() && it->second.mapping.start < end) {
+    Entry old = std::move(it->second);
+    it = space.erase(it);
+    if (old.mapping.start < start) {
+      Entry head = old;
+      head.mapping.end = start;
+      space.emplace(head.mapping.start, std::move(head));
+    }
+    if (old.mapping.end > end) {
+      Entry tail = std::move(old);
+      tail.mapping.pgoff += end - tail.mapping.start;
+      tail.mapping.start = end;
+      it = space.emplace(end, std::move(tail)).first;
+      ++it;
+    }
+  }
+  space.emplace(start, std::move(e));
 }
 
 void MappingTracker::apply_fork(const TaskRecord& t) {
@@ -150,12 +189,13 @@ void MappingTracker::apply_fork(const TaskRecord& t) {
   // The child starts with its parent's address space; an entry it already
   // has (records of one time stamp, or reordered across CPUs) is its own
   // and wins.
-  std::map<std::string, Entry> inherited = parent->second;
+  AddressSpace inherited = parent->second;
   auto& child = by_pid_[pid];
-  for (auto& [path, entry] : inherited) {
+  for (auto& [start, entry] : inherited) {
+    if (overlaps(child, entry.mapping.start, entry.mapping.end)) continue;
     entry.mapping.pid = pid;
     entry.counted = false;
-    child.try_emplace(path, std::move(entry));
+    child.emplace(start, std::move(entry));
   }
 }
 
@@ -346,7 +386,7 @@ void MappingTracker::backfill(std::vector<ProcSnapshot> snapshots) {
 void MappingTracker::repin_unusable_mmaps(PinIndex& pins) {
   for (auto& [pid, paths] : by_pid_) {
     if (!pid_passes(pid)) continue;
-    for (auto& [path, e] : paths) {
+    for (auto& [start, e] : paths) {
       if (e.state == FileState::kOk || e.mapping.inode == 0) continue;
       PinnedFile* pin =
           pins.find(e.mapping.dev_major, e.mapping.dev_minor, e.mapping.inode);
@@ -378,9 +418,7 @@ void MappingTracker::backfill_snapshot(ProcSnapshot& snap, PinIndex& pins) {
       continue;
     }
     // perf's MMAP2 wins, unless its file turned out unusable.
-    auto existing = paths.find(m.path);
-    if (existing != paths.end() && existing->second.state == FileState::kOk)
-      continue;
+    if (overlaps(paths, m.start, m.end, /*usable_only=*/true)) continue;
     PinnedFile* pin = nullptr;
     if (!readable_snapshot_file(snap, m, pins, &pin)) continue;
     Entry e;
@@ -389,7 +427,7 @@ void MappingTracker::backfill_snapshot(ProcSnapshot& snap, PinIndex& pins) {
       e.mapping.open_path = pins.use(pin);
       ++stats_.pinned;
     }
-    paths.insert_or_assign(m.path, std::move(e));
+    place(paths, std::move(e));
     ++stats_.backfilled;
   }
   if (paths.empty()) by_pid_.erase(snap.pid);
@@ -435,7 +473,7 @@ std::vector<TrackedMapping> MappingTracker::mappings() const {
   std::vector<TrackedMapping> out;
   for (const auto& [pid, paths] : by_pid_) {
     if (!pid_passes(pid)) continue;
-    for (const auto& [path, e] : paths)
+    for (const auto& [start, e] : paths)
       if (e.state == FileState::kOk) out.push_back(e.mapping);
   }
   std::sort(out.begin(), out.end(),
@@ -449,7 +487,7 @@ std::set<int32_t> MappingTracker::tracked_pids() const {
   if (mode_ == PidFilterMode::kTracked) return tracked_;
   std::set<int32_t> out = announced_;
   for (const auto& [pid, paths] : by_pid_)
-    for (const auto& [path, e] : paths)
+    for (const auto& [start, e] : paths)
       if (e.state == FileState::kOk) {
         out.insert(pid);
         break;

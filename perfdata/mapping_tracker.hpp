@@ -91,9 +91,9 @@ class MappingTracker {
   // memory follows the live processes, not every process the benchmark ever
   // forked. Default: no limit (mappings always stay after an exit).
   void set_unsampled_exited_limit(size_t limit) { unsampled_limit_ = limit; }
-  // After replay: adds every snapshot mapping of a tracked pid whose path
-  // has no mapping for that pid yet (perf's MMAP2 wins; within a snapshot
-  // the first mapping of a path wins), and lets pinned files stand in for
+  // After replay: adds every snapshot mapping of a tracked pid whose range
+  // no usable mapping of that pid overlaps yet (perf's MMAP2 wins), and lets
+  // pinned files stand in for
   // MMAP2 mappings whose file was replaced on disk. Takes ownership of the
   // pinned fds that end up used.
   void backfill(std::vector<ProcSnapshot> snapshots);
@@ -104,8 +104,10 @@ class MappingTracker {
     vdso_image_ = std::move(image_path);
   }
 
-  // Final state for the tracked pids, sorted by (pid, start): the last exec
-  // mapping per (pid, path). (Untracked pids are followed internally so that
+  // Final state for the tracked pids, sorted by (pid, start): every exec
+  // mapping in force at the end (a file mapped several times, as node maps
+  // itself, has several; one that a later mmap covered is cut or gone).
+  // (Untracked pids are followed internally so that
   // a tracked fork of one inherits its mappings, but never reported.)
   std::vector<TrackedMapping> mappings() const;
   // kTracked: announced pids + descendants. kAll: announced pids + every
@@ -126,6 +128,12 @@ class MappingTracker {
   };
 
   struct PinIndex;
+  // One process's executable mappings, by start address; never overlapping.
+  using AddressSpace = std::map<uint64_t, Entry>;
+
+  static void place(AddressSpace& space, Entry e);
+  static bool overlaps(const AddressSpace& space, uint64_t start, uint64_t end,
+                       bool usable_only = false);
 
   bool pid_passes(int32_t pid) const;
   // The steps of backfill().
@@ -146,7 +154,7 @@ class MappingTracker {
   std::set<int32_t> announced_;
   std::set<int32_t> tracked_;
   std::set<int32_t> exited_;
-  std::map<int32_t, std::map<std::string, Entry>> by_pid_;
+  std::map<int32_t, AddressSpace> by_pid_;
   std::map<std::string, FileId> stat_cache_;
   std::string vdso_image_;
   std::vector<PinnedFile> pinned_;

@@ -108,6 +108,25 @@ const symbols::InlineResolver* Symbolizer::inline_resolver(
   return &*it->second;
 }
 
+// The load bias of one mapping: its module's only one for the pid, else
+// (a file mapped at several biases, as node maps itself) the one that puts
+// the module's first segment at this mapping's base_avma.
+std::optional<uint64_t> Symbolizer::load_bias_of(const PidModules& modules,
+                                                 const UnwindRef& range) {
+  const SymbolsRef* only = nullptr;
+  size_t count = 0;
+  for (const auto& s : modules.symbols)
+    if (s.key == range.key && count++ == 0) only = &s;
+  if (count == 0) return std::nullopt;
+  if (count == 1) return only->load_bias;
+  const UnwindModule* module = folder_.unwind(range.key);
+  if (module == nullptr) return only->load_bias;
+  const uint64_t bias = range.base_avma - module->base_svma;
+  for (const auto& s : modules.symbols)
+    if (s.key == range.key && s.load_bias == bias) return bias;
+  return only->load_bias;
+}
+
 FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
                              SymbolLocation* location) {
   if (const auto* jit = folder_.perf_map(pid)) {
@@ -132,15 +151,15 @@ FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
     *location = SymbolLocation{key, addr - bias};
     return FrameInfo{display_name(sym->name), folder_.key_path(key), true};
   };
-  // The module whose executable mapping holds the address.
+  // The module whose executable mapping holds the address, at that
+  // mapping's load bias.
   if (const UnwindRef* range = find_range(modules, addr)) {
-    for (const auto& s : modules->symbols) {
-      if (s.key != range->key) continue;
-      if (auto frame = symbolize(s.key, s.load_bias)) return *frame;
-      std::string path = folder_.key_path(s.key);
+    if (std::optional<uint64_t> bias = load_bias_of(*modules, *range)) {
+      if (auto frame = symbolize(range->key, *bias)) return *frame;
+      std::string path = folder_.key_path(range->key);
       char off[32];
       std::snprintf(off, sizeof(off), "+0x%llx",
-                    static_cast<unsigned long long>(addr - s.load_bias));
+                    static_cast<unsigned long long>(addr - *bias));
       return {std::filesystem::path(path).filename().string() + off, path,
               false};
     }

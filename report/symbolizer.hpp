@@ -51,6 +51,8 @@ class Symbolizer {
   };
 
   FrameInfo lookup(int32_t pid, uint64_t addr, SymbolLocation* location);
+  std::optional<uint64_t> load_bias_of(const PidModules& modules,
+                                       const UnwindRef& range);
   // The module's inline resolver, opened (and checked against the folder's
   // symbols) on first use; nullptr when the module cannot be expanded, which
   // is warned about once.

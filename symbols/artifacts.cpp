@@ -235,8 +235,9 @@ base::Result<ArtifactSet> build_artifacts(
     out.modules.push_back(result.info);
   }
 
-  // 4. Per-pid views: the last mapping of a file for a pid wins.
-  std::map<std::pair<int32_t, size_t>, PidModule> per_pid;
+  // 4. Per-pid views: one per mapping (a file mapped twice by a pid, at
+  //    two load biases, has two), in (pid, key index, start) order.
+  std::map<std::tuple<int32_t, size_t, uint64_t>, PidModule> per_pid;
   for (size_t i = 0; i < mappings.size(); ++i) {
     const ModuleMapping& m = mappings[i];
     const FileResult& result = results[mapping_file[i]];
@@ -259,11 +260,10 @@ base::Result<ArtifactSet> build_artifacts(
     pm.avma_range = Range{m.start, m.end};
     pm.base_avma = result.summary->base_svma + *bias;
     pm.timestamp = m.timestamp;
-    per_pid[{m.pid, mapping_file[i]}] = std::move(pm);
+    per_pid[{m.pid, mapping_file[i], m.start}] = std::move(pm);
   }
-  // Map order is (pid, file index) = (pid, key index).
   for (auto& [pid_file, pm] : per_pid) {
-    out.by_pid[pid_file.first].push_back(std::move(pm));
+    out.by_pid[std::get<0>(pid_file)].push_back(std::move(pm));
   }
   return out;
 }

@@ -185,7 +185,8 @@ struct ArtifactOptions {
   DebugSearch debug;
 };
 
-// What one pid sees of one module (from its last mapping of that file).
+// What one pid sees of one mapping of a module (a file mapped several times
+// gives several, each with its own load bias).
 struct PidModule {
   std::string key;
   std::string path;
@@ -225,7 +226,7 @@ struct ArtifactSet {
 // identity) and names them "<index>__<basename>" so the same set of files
 // always gets the same keys. Each unique file is parsed once, in parallel;
 // <key>.symbols.map and <key>.unwind_data are written atomically. Per-pid
-// load bias per mapping (last mapping of a file for a pid wins). Per-file
+// load bias per mapping (every mapping of a file by a pid). Per-file
 // failures never stop the run: they are counted in `errors`. Only failing to
 // create out_dir is an Error.
 base::Result<ArtifactSet> build_artifacts(

@@ -201,7 +201,7 @@ TEST_SUITE("profiler") {
 
   TEST_CASE(
       "tracker: skips non-exec, anonymous, pseudo and memfd "
-      "mappings; the last mapping of a path wins") {
+      "mappings; every mapping of a path is kept") {
     runner::testing::TempDir dir;
     File a = make_file(dir, "a");
     MappingTracker t(PidFilterMode::kAll, {});
@@ -218,11 +218,66 @@ TEST_SUITE("profiler") {
     CHECK(skipped(t, "memfd") == 1);
     CHECK(t.stats().mmap_records == 7);
     auto maps = t.mappings();
+    REQUIRE(maps.size() == 2);
+    CHECK(maps[0].start == 0x1000);
+    CHECK(maps[1].start == 0x8000);
+    CHECK(maps[1].end == 0x9000);
+    CHECK(maps[1].open_path == a.path);
+    CHECK(maps[1].source == TrackedMapping::Source::kMmap2);
+  }
+
+  TEST_CASE(
+      "tracker: a file mapped twice keeps both mappings, each with its own "
+      "offset (V8 remaps node's embedded builtins)") {
+    runner::testing::TempDir dir;
+    File node = make_file(dir, "node");
+    MappingTracker t(PidFilterMode::kAll, {});
+    Record text = mmap2(1, node, 0x400000, 1);
+    text.mmap.len = 0x200000;
+    text.mmap.pgoff = 0x1000;
+    Record remap = mmap2(1, node, 0x7f0000000000, 2);
+    remap.mmap.len = 0x100000;
+    remap.mmap.pgoff = 0x14c4000;
+    t.apply(text);
+    t.apply(remap);
+    auto maps = of_pid(t, 1);
+    REQUIRE(maps.size() == 2);
+    CHECK(maps[0].start == 0x400000);
+    CHECK(maps[0].pgoff == 0x1000);
+    CHECK(maps[1].start == 0x7f0000000000);
+    CHECK(maps[1].pgoff == 0x14c4000);
+  }
+
+  TEST_CASE("tracker: a new mapping cuts what it overlaps, as mmap does") {
+    runner::testing::TempDir dir;
+    File a = make_file(dir, "a"), b = make_file(dir, "b");
+    MappingTracker t(PidFilterMode::kAll, {});
+    Record big = mmap2(1, a, 0x10000, 1);
+    big.mmap.len = 0x4000;  // 0x10000..0x14000
+    big.mmap.pgoff = 0x3000;
+    t.apply(big);
+    t.apply(mmap2(1, b, 0x11000, 2));  // over its second page
+    auto maps = of_pid(t, 1);
+    REQUIRE(maps.size() == 3);
+    CHECK(maps[0].path == a.path);
+    CHECK(maps[0].start == 0x10000);
+    CHECK(maps[0].end == 0x11000);
+    CHECK(maps[0].pgoff == 0x3000);
+    CHECK(maps[1].path == b.path);
+    CHECK(maps[1].start == 0x11000);
+    CHECK(maps[1].end == 0x12000);
+    CHECK(maps[2].path == a.path);
+    CHECK(maps[2].start == 0x12000);
+    CHECK(maps[2].end == 0x14000);
+    CHECK(maps[2].pgoff == 0x5000);  // moved along with its start
+    // Mapped again over all of them: one mapping is left.
+    Record all = mmap2(1, b, 0xf000, 3);
+    all.mmap.len = 0x6000;
+    t.apply(all);
+    maps = of_pid(t, 1);
     REQUIRE(maps.size() == 1);
-    CHECK(maps[0].start == 0x8000);
-    CHECK(maps[0].end == 0x9000);
-    CHECK(maps[0].open_path == a.path);
-    CHECK(maps[0].source == TrackedMapping::Source::kMmap2);
+    CHECK(maps[0].start == 0xf000);
+    CHECK(maps[0].end == 0x15000);
   }
 
   TEST_CASE("tracker: replaced and missing files are not used silently") {
@@ -328,12 +383,17 @@ TEST_SUITE("profiler") {
     t.backfill(std::move(snaps));
 
     auto p100 = of_pid(t, 100);
-    REQUIRE(p100.size() == 2);
-    CHECK(find(p100, a.path)->start == 0x1000);  // MMAP2 wins
+    // a's MMAP2 mapping, a's and c's (twice) other mappings in the snapshot.
+    REQUIRE(p100.size() == 4);
+    CHECK(find(p100, a.path)->start == 0x1000);
     CHECK(find(p100, a.path)->source == TrackedMapping::Source::kMmap2);
+    CHECK(p100[1].path == a.path);
+    CHECK(p100[1].start == 0x5000);
+    CHECK(p100[3].path == c.path);
+    CHECK(p100[3].start == 0x7000);
     const TrackedMapping* cm = find(p100, c.path);
     REQUIRE(cm != nullptr);
-    CHECK(cm->start == 0x6000);  // first mapping of the path in the snapshot
+    CHECK(cm->start == 0x6000);
     CHECK(cm->pgoff == 0x2000);
     CHECK(cm->timestamp == 77);
     CHECK(cm->source == TrackedMapping::Source::kProcSnapshot);
@@ -341,7 +401,7 @@ TEST_SUITE("profiler") {
     CHECK(p101.size() == 2);  // inherited a + backfilled d
     CHECK(find(p101, d.path)->start == 0x8000);
     CHECK(of_pid(t, 300).empty());
-    CHECK(t.stats().backfilled == 2);
+    CHECK(t.stats().backfilled == 4);
     CHECK(skipped(t, "pid_filtered") == 1);
     CHECK(skipped(t, "deleted_unreadable") == 2);
     CHECK(skipped(t, "memfd") == 1);
