@@ -130,11 +130,14 @@ Attribution::Target Attribution::target(
 }
 
 void Attribution::add(const Target& target,
-                      const std::vector<uint32_t>& frame_ids, StackEnd end) {
+                      const std::vector<uint32_t>& frame_ids,
+                      const UnwoundStack& stack) {
+  const StackEnd end = stack.end;
   Bench& bench = benches_[target.benchmark];
   (target.proper ? bench.proper : bench.harness)[frame_ids] += 1;
   BenchmarkSummary& s = bench.summary;
   (target.proper ? s.samples : s.harness_samples) += 1;
+  if (!stack.frame_pointer.empty()) ++s.frame_pointer;
   switch (end) {
     case StackEnd::kComplete:
       ++s.unwound_full;

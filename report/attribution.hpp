@@ -42,7 +42,7 @@ class Attribution {
   Target target(const perfdata::SampleRecord& sample) const;
   // Counts one sample of `target` (a kBenchmark verdict).
   void add(const Target& target, const std::vector<uint32_t>& frame_ids,
-           StackEnd end);
+           const UnwoundStack& stack);
   // Lost samples at `time` count against the benchmark whose window has it.
   void add_lost(uint64_t time, uint64_t count);
 

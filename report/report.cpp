@@ -102,6 +102,16 @@ class Pipeline {
     perfdata::SampleRecord sample;  // without its vectors
     UnwoundStack stack;
   };
+  // perf-script: a COMM or FORK of the current round, applied in time order
+  // between the samples (a thread forked just after an exec takes the new
+  // name, not the one in force when the round ends).
+  struct SideBand {
+    uint64_t time = 0;
+    uint32_t tid = 0, parent_tid = 0;
+    bool is_fork = false;
+    std::string comm;
+  };
+  void apply(const SideBand& event);
 
   ReportDir make_report_dir();
   void on_record(const perfdata::Record& record,
@@ -122,6 +132,7 @@ class Pipeline {
   std::vector<std::string> errors_;  // each names its file and errno
   std::unordered_map<uint32_t, std::string> comm_by_tid_;
   std::vector<Pending> pending_;
+  std::vector<SideBand> side_band_;
   // What the terminal summary shows of each benchmark.
   std::vector<BenchmarkSummary> summaries_;
   std::vector<std::vector<FunctionCount>> top_self_;
@@ -167,16 +178,17 @@ void Pipeline::on_record(const perfdata::Record& record,
     case perfdata::RecordKind::kFinishedRound:
       flush_round();
       break;
+    // Thread names matter only to the per-sample output.
     case perfdata::RecordKind::kComm:
-      comm_by_tid_[record.comm.tid] = record.comm.comm;
+      if (per_sample_)
+        side_band_.push_back(SideBand{record.comm.sample_id.time,
+                                      record.comm.tid, 0, false,
+                                      record.comm.comm});
       break;
     case perfdata::RecordKind::kTask:
-      // A new thread or process starts with its parent's name.
-      if (!record.task.is_exit) {
-        auto parent = comm_by_tid_.find(record.task.ptid);
-        if (parent != comm_by_tid_.end())
-          comm_by_tid_.emplace(record.task.tid, parent->second);
-      }
+      if (per_sample_ && !record.task.is_exit)
+        side_band_.push_back(SideBand{record.task.time, record.task.tid,
+                                      record.task.ptid, true, {}});
       break;
     case perfdata::RecordKind::kLost:
       totals_.lost += record.lost.lost;
@@ -219,8 +231,19 @@ void Pipeline::on_sample(const perfdata::SampleRecord& sample,
                                              stack.addrs[i], stack.exact_pc(i));
     ids.insert(ids.end(), frames.rbegin(), frames.rend());
   }
-  attribution_.add(target, ids, stack.end);
+  attribution_.add(target, ids, stack);
   ++totals_.samples_shown;
+}
+
+void Pipeline::apply(const SideBand& event) {
+  if (!event.is_fork) {
+    comm_by_tid_[event.tid] = event.comm;
+    return;
+  }
+  // A new thread or process starts with its parent's name.
+  auto parent = comm_by_tid_.find(event.parent_tid);
+  if (parent != comm_by_tid_.end())
+    comm_by_tid_.insert_or_assign(event.tid, parent->second);
 }
 
 void Pipeline::flush_round() {
@@ -229,8 +252,17 @@ void Pipeline::flush_round() {
                    [](const Pending& a, const Pending& b) {
                      return a.sample.time < b.sample.time;
                    });
+  std::stable_sort(side_band_.begin(), side_band_.end(),
+                   [](const SideBand& a, const SideBand& b) {
+                     return a.time < b.time;
+                   });
+  auto next_event = side_band_.begin();
   for (const Pending& entry : pending_) {
     const perfdata::SampleRecord& sample = entry.sample;
+    // The names in force at the sample's time.
+    for (; next_event != side_band_.end() && next_event->time <= sample.time;
+         ++next_event)
+      apply(*next_event);
     auto comm = comm_by_tid_.find(sample.tid);
     if (comm == comm_by_tid_.end()) comm = comm_by_tid_.find(sample.pid);
     // No name (or an empty one, which the importers would not read): ":tid".
@@ -245,6 +277,8 @@ void Pipeline::flush_round() {
     for (auto& output : outputs_) output->add_sample(view);
     ++totals_.samples_shown;
   }
+  for (; next_event != side_band_.end(); ++next_event) apply(*next_event);
+  side_band_.clear();
   pending_.clear();
 }
 
@@ -271,7 +305,11 @@ void Pipeline::print_summary(std::ostream& out) const {
       out << " (+" << s.harness_samples << " in the harness)";
     if (s.lost > 0) out << ", " << s.lost << " lost";
     out << "; unwound " << s.unwound_full << " fully, " << s.truncated
-        << " truncated, " << s.unknown << " at unknown code\n";
+        << " truncated, " << s.unknown << " at unknown code";
+    if (s.frame_pointer > 0)
+      out << " (" << s.frame_pointer << " through frame pointers of code "
+          << "without CFI)";
+    out << "\n";
     for (const auto& [name, n] : top_self_[b]) {
       char line[32];
       std::snprintf(line, sizeof(line), "  %6s%%  ",

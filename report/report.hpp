@@ -47,7 +47,11 @@ struct ReportOptions {
 struct BenchmarkSummary {
   std::string name;
   uint64_t samples = 0, harness_samples = 0, lost = 0;
+  // How each sample's stack ended: reached its root, cut by the end of the
+  // stack copy, or stopped at code it could not walk; and how many needed
+  // the frame-pointer fallback (DWARF mode, code without CFI).
   uint64_t unwound_full = 0, truncated = 0, unknown = 0;
+  uint64_t frame_pointer = 0;
 };
 
 struct ReportResult {

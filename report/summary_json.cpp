@@ -34,7 +34,8 @@ class SummaryJsonOutput : public Output {
                {"unwound",
                 {{"full", s.unwound_full},
                  {"truncated", s.truncated},
-                 {"unknown", s.unknown}}},
+                 {"unknown", s.unknown},
+                 {"frame_pointer", s.frame_pointer}}},
                {"top_self", top_list(b.top_self, s.samples)},
                {"top_total", top_list(b.top_total, s.samples)}};
     if (dir_.created) {

@@ -128,6 +128,36 @@ std::optional<StackEnd> caller_registers(const UnwindRow& row,
   return std::nullopt;
 }
 
+// Above the stack pointer, a frame pointer this far beyond the copy is taken
+// for garbage rather than for a stack the copy cut short.
+constexpr uint64_t kMaxStackDepth = 64ull << 20;
+
+// One step up through a frame without CFI (JIT code, hand-written assembly,
+// a module without .eh_frame), by its frame pointer: the caller's frame
+// pointer is saved at [rbp], its return address at [rbp + 8], and its stack
+// pointer is rbp + 16. The frame pointer must look valid: aligned, at or
+// above the stack pointer (so each step moves up the stack), inside the
+// copy. The callee-saved registers keep their values, as the ABI has it.
+std::optional<StackEnd> frame_pointer_step(const RegState& regs,
+                                           const StackMemory& mem,
+                                           RegState* caller) {
+  if (!regs.has(kDwarfRbp)) return StackEnd::kUnknown;
+  const uint64_t fp = regs.value[kDwarfRbp];
+  if (fp == 0 || fp % 8 != 0 || fp < regs.value[kDwarfRsp])
+    return StackEnd::kUnknown;
+  uint64_t saved_fp = 0, ra = 0;
+  if (!mem.read_u64(fp, &saved_fp) || !mem.read_u64(fp + 8, &ra))
+    return fp - mem.base < kMaxStackDepth ? StackEnd::kTruncated
+                                          : StackEnd::kUnknown;
+  if (ra == 0) return StackEnd::kComplete;
+  for (int reg : {kDwarfRbx, 12, 13, 14, 15})
+    if (regs.has(reg)) caller->set(reg, regs.value[static_cast<size_t>(reg)]);
+  caller->set(kDwarfRsp, fp + 16);
+  caller->set(kDwarfRbp, saved_fp);
+  caller->set(kDwarfRa, ra);
+  return std::nullopt;
+}
+
 }  // namespace
 
 const UnwindRef* find_range(const PidModules* modules, uint64_t addr) {
@@ -208,18 +238,23 @@ UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
   bool exact_pc = true;
   while (out.addrs.size() < kMaxFrames) {
     const UnwindRow* row = row_at(walk, exact_pc ? ip : ip - 1);
-    if (row == nullptr) {
-      out.end = StackEnd::kUnknown;
-      return out;
-    }
     RegState caller;
-    if (auto end = caller_registers(*row, walk.module->eh_frame->bytes(), regs,
-                                    mem, out.addrs.size() > 1, &caller)) {
+    std::optional<StackEnd> end;
+    if (row != nullptr) {
+      end = caller_registers(*row, walk.module->eh_frame->bytes(), regs, mem,
+                             out.addrs.size() > 1, &caller);
+    } else {
+      // No CFI for this code: its frame pointer, when it looks valid.
+      end = frame_pointer_step(regs, mem, &caller);
+      if (!end)
+        out.frame_pointer.push_back(static_cast<uint32_t>(out.addrs.size() - 1));
+    }
+    if (end) {
       out.end = *end;
       return out;
     }
     regs = caller;
-    exact_pc = row->signal_frame;
+    exact_pc = row != nullptr && row->signal_frame;
     ip = regs.value[kDwarfRa];
     if (exact_pc)
       out.interrupted.push_back(static_cast<uint32_t>(out.addrs.size()));

@@ -20,7 +20,8 @@ namespace runner::report {
 enum class StackEnd {
   kComplete,   // reached the outermost frame (undefined return address)
   kTruncated,  // the stack copy ended before the outermost frame
-  kUnknown,    // a frame in code without unwind information
+  kUnknown,    // a frame in code without unwind information or a valid
+               // frame pointer
 };
 
 struct UnwoundStack {
@@ -30,6 +31,10 @@ struct UnwoundStack {
   // address: the callers of signal frames, interrupted there (rare, so
   // usually empty). Symbolized at the address itself, like the leaf.
   std::vector<uint32_t> interrupted;
+  // DWARF mode: frames left through their frame pointer because their code
+  // has no CFI (JIT code, hand-written assembly); their callers came from
+  // [rbp + 8]. Empty in frame-pointer mode, where every frame is.
+  std::vector<uint32_t> frame_pointer;
   bool exact_pc(size_t i) const {
     return i == 0 || std::find(interrupted.begin(), interrupted.end(), i) !=
                          interrupted.end();
@@ -47,7 +52,8 @@ class Unwinder {
   explicit Unwinder(ProfileFolder& folder) : folder_(folder) {}
   // DWARF mode (regs + `stack`, the sample's stack copy: SampleRecord::stack
   // or PipedataReader::last_stack()) when the sample has them, else the
-  // frame-pointer call chain.
+  // frame-pointer call chain. In DWARF mode a frame whose code has no CFI is
+  // left through its frame pointer when that looks valid (framehop's rule).
   UnwoundStack unwind(const perfdata::SampleRecord& sample,
                       std::span<const uint8_t> stack);
 
