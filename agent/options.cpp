@@ -163,6 +163,12 @@ void add_profile_options(CLI::App& app, RunOptions& run) {
                "Do not fail when the benchmark produced no results");
   app.add_flag("--report", run.report,
                "Run 'runner report' on the folder at the end");
+  app.add_flag_callback(
+      "--no-language-support", [&run] { run.language_support = false; },
+      "Leave NODE_OPTIONS, PYTHONPERFSUPPORT, PYTHON_PERF_JIT_SUPPORT and "
+      "JAVA_TOOL_OPTIONS as they are (by default the runner adds perf maps, "
+      "jitdumps and frame pointers for Node, CPython and Java, extending what "
+      "is set)");
   add_parsed_option(app, "--kill-after", run.kill_after, parse_kill_after,
                     "DURATION",
                     "When the runner is interrupted it forwards the signal to "

@@ -21,6 +21,9 @@ struct RunOptions {
   bool allow_no_profile = false;
   bool allow_empty = false;
   bool report = false;
+  // Switch on perf maps, jitdumps and frame pointers of Node, CPython and
+  // Java through their environment variables (agent/language_env.hpp).
+  bool language_support = true;
   profiler::SamplerOptions sampler;
   std::string fifo_dir;  // empty: /tmp
   // Serve the fixed /tmp FIFO paths under the global lock even when the

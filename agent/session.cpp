@@ -12,6 +12,7 @@
 
 #include "agent/finalize.hpp"
 #include "agent/instrumentation_check.hpp"
+#include "agent/language_env.hpp"
 #include "agent/results_check.hpp"
 #include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
@@ -24,7 +25,8 @@ constexpr const char* kLog = "agent";
 
 std::vector<std::string> benchmark_environment(const std::string& folder,
                                                const fifo::ServerOptions* fifo,
-                                               bool default_paths) {
+                                               bool default_paths,
+                                               bool language_support) {
   std::vector<std::string> env;
   auto skip = [](const std::string& entry) {
     for (const char* key :
@@ -42,14 +44,16 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
   env.push_back("CODSPEED_PROFILE_FOLDER=" + folder);
   if (std::getenv("PYTHONHASHSEED") == nullptr)
     env.push_back("PYTHONHASHSEED=0");
-  if (std::getenv("PYTHON_PERF_JIT_SUPPORT") == nullptr)
-    env.push_back("PYTHON_PERF_JIT_SUPPORT=1");
   if (std::getenv("ARCH") == nullptr) env.push_back("ARCH=x86_64");
   if (fifo != nullptr && !default_paths) {
     for (const auto& [key, value] : fifo::client_environment(*fifo))
       env.push_back(key + "=" + value);
   }
-  return env;
+  if (!language_support) return env;
+  LanguageSupport added = add_language_support(std::move(env));
+  if (std::string line = language_support_line(added.changes); !line.empty())
+    std::fprintf(stderr, "%s\n", line.c_str());
+  return std::move(added.env);
 }
 
 void print_sampler_summary(const profiler::SamplerStats& stats,
@@ -239,7 +243,8 @@ int Session::run() {
 }
 
 int Session::run_unprofiled() {
-  spawn_.env = benchmark_environment(folder_, nullptr, true);
+  spawn_.env = benchmark_environment(folder_, nullptr, true,
+                                     options_.language_support);
   if (auto stopped = spawn_benchmark()) return *stopped;
   int code = watcher_->wait(*child_).exit_code();
   int check =
@@ -258,8 +263,9 @@ std::optional<int> Session::launch() {
     spawn_.mount_namespace_fd = fifos_.mount_namespace->mount_fd();
     spawn_.user_namespace_fd = fifos_.mount_namespace->user_fd();
   }
-  spawn_.env =
-      benchmark_environment(folder_, &fifos_.options, fifos_.default_paths);
+  spawn_.env = benchmark_environment(folder_, &fifos_.options,
+                                     fifos_.default_paths,
+                                     options_.language_support);
   spawn_.suspended = true;
   if (auto stopped = spawn_benchmark()) return stopped;
   if (auto stopped = start_sampler()) return stopped;
