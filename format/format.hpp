@@ -21,6 +21,8 @@
 //    profiler/'s writer and decoded for perfdata/'s reader.
 //  - proc_maps: /proc/<pid>/maps lines.
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
+//  - jitdump: jit-<pid>.dump (JIT bodies, source lines, CFI) read, and the
+//    UnwindData of one jitted body.
 //  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 //  - compare_report: CompareReport, compare.json of `runner compare`.
 //  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
@@ -34,6 +36,7 @@
 #include "format/exec_targets.hpp"
 #include "format/execution_timestamps.hpp"
 #include "format/github_event.hpp"
+#include "format/jitdump.hpp"
 #include "format/numbers.hpp"
 #include "format/perf_map.hpp"
 #include "format/perf_metadata.hpp"
