@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/base.hpp"
+#include "agent/jit_artifacts.hpp"
 #include "config.h"
 #include "format/format.hpp"
 #include "profiler/profiler.hpp"
@@ -35,10 +36,14 @@ bool is_interpreter(const std::string& path) {
 // owned by the process's uid is read (O_NOFOLLOW|O_NONBLOCK, size-capped), so
 // another user's file, a link to /etc/shadow or a FIFO is refused with a
 // warning. Failed writes are added to `write_failures`.
-void copy_perf_maps(const format::ProfileLayout& layout,
-                    const std::set<int32_t>& pids,
-                    const std::map<int32_t, uint32_t>& uids,
-                    std::vector<std::string>& write_failures) {
+// The names of each pid's jitdump (`jit_lines`) are appended to its copy.
+// Returns the copies' contents, by pid.
+std::map<int32_t, std::string> copy_perf_maps(
+    const format::ProfileLayout& layout, const std::set<int32_t>& pids,
+    const std::map<int32_t, uint32_t>& uids,
+    const std::map<int32_t, std::string>& jit_lines,
+    std::vector<std::string>& write_failures) {
+  std::map<int32_t, std::string> copies;
   for (int32_t pid : pids) {
     std::string src = format::ProfileLayout::jit_perf_map(pid);
     base::ReadOptions read_options;
@@ -46,15 +51,20 @@ void copy_perf_maps(const format::ProfileLayout& layout,
     // A pid never snapshotted was started by the benchmark, i.e. by us.
     read_options.owner = uid != uids.end() ? uid->second : ::geteuid();
     auto text = base::read_file(src, read_options);
-    if (!text) {
-      if (text.error().code() != ENOENT)  // most processes have none
-        RUNNER_LOG(kLog, kWarning) << "perf map of pid " << pid
-                                   << " not copied: " << text.error().what();
-      continue;
+    if (!text && text.error().code() != ENOENT)  // most processes have none
+      RUNNER_LOG(kLog, kWarning) << "perf map of pid " << pid
+                                 << " not copied: " << text.error().what();
+    std::string out = text ? std::move(*text) : std::string();
+    if (auto jit = jit_lines.find(pid); jit != jit_lines.end()) {
+      if (!out.empty() && out.back() != '\n') out += '\n';
+      out += jit->second;
     }
-    if (auto st = base::write_file_atomic(layout.perf_map(pid), *text); !st)
+    if (out.empty()) continue;
+    if (auto st = base::write_file_atomic(layout.perf_map(pid), out); !st)
       write_failures.push_back(src + ": " + st.error().what());
+    copies.emplace(pid, std::move(out));
   }
+  return copies;
 }
 
 // Warns about each artifact that could not be written (the first few in
@@ -186,6 +196,7 @@ symbols::ArtifactSet build_module_artifacts(
   std::vector<symbols::ModuleMapping> modules;
   modules.reserve(tracked.size());
   for (const auto& m : tracked) {
+    if (is_jitdump_mapping(m)) continue;  // not an ELF: jit_artifacts.cpp
     symbols::ModuleMapping mm;
     mm.pid = m.pid;
     mm.path = m.path;
@@ -219,13 +230,21 @@ symbols::ArtifactSet build_module_artifacts(
 }
 
 // The per-pid lists of perf.metadata: symbols, debug info and unwind data of
-// each module a pid mapped, and the ranges of interpreters (ignored).
+// each module a pid mapped, and the ranges of interpreters (ignored). A
+// module mapped twice at one load bias (text split by mprotect) lists its
+// symbols and debug info once; every mapping keeps its unwind range.
 void add_pid_modules(const symbols::ArtifactSet& artifacts,
                      format::PerfMetadata& meta) {
   std::map<std::string, const symbols::ModuleInfo*> module_by_key;
   for (const auto& m : artifacts.modules) module_by_key[m.key] = &m;
   for (const auto& [pid, entries] : artifacts.by_pid) {
+    std::set<std::pair<std::string, uint64_t>> seen;
     for (const symbols::PidModule& e : entries) {
+      if (e.has_unwind)
+        meta.mapped_process_unwind_data_by_pid[pid].push_back(
+            {e.key, e.timestamp, e.avma_range.start, e.avma_range.end,
+             e.base_avma});
+      if (!seen.insert({e.key, e.load_bias}).second) continue;
       if (e.has_symbols) {
         meta.mapped_process_module_symbols[pid].push_back({e.key, e.load_bias});
         auto mod = module_by_key.find(e.key);
@@ -238,10 +257,6 @@ void add_pid_modules(const symbols::ArtifactSet& artifacts,
       if (e.has_debug_info)
         meta.mapped_process_debug_info_by_pid[pid].push_back(
             {e.key, e.load_bias});
-      if (e.has_unwind)
-        meta.mapped_process_unwind_data_by_pid[pid].push_back(
-            {e.key, e.timestamp, e.avma_range.start, e.avma_range.end,
-             e.base_avma});
     }
   }
 }
@@ -323,10 +338,35 @@ format::RunnerSection runner_section(const FinalizeInput& input,
   return out;
 }
 
+// The JIT code's keys, ranges and lines, after the ELF modules'.
+void add_jit_artifacts(JitArtifacts& jit, format::PerfMetadata& meta) {
+  for (auto& [pid, refs] : jit.unwind_by_pid) {
+    auto& list = meta.mapped_process_unwind_data_by_pid[pid];
+    list.insert(list.end(), refs.begin(), refs.end());
+  }
+  for (auto& [pid, refs] : jit.debug_info_by_pid) {
+    auto& list = meta.mapped_process_debug_info_by_pid[pid];
+    list.insert(list.end(), refs.begin(), refs.end());
+  }
+  for (auto& [key, info] : jit.debug_info)
+    meta.debug_info.emplace(key, std::move(info));
+  for (auto& entry : jit.keys) meta.path_key_to_path.push_back(entry);
+  // What went wrong with dumps counts with the modules' errors.
+  for (const char* error :
+       {"jitdump_unreadable", "jitdump_malformed", "jitdump_truncated"})
+    if (auto it = jit.counts.find(error); it != jit.counts.end())
+      meta.runner.module_errors[error] += it->second;
+  if (jit.counts.count("jitdump_read") != 0)
+    RUNNER_LOG(kLog, kInfo)
+        << "JIT code: " << jit.counts["jit_bodies"] << " bodies ("
+        << jit.counts["jit_bodies_with_cfi"] << " with CFI) from "
+        << jit.counts["jitdump_read"] << " jitdump(s)";
+}
+
 format::PerfMetadata perf_metadata(const FinalizeInput& input,
                                    const Mappings& mappings,
                                    symbols::ArtifactSet& artifacts,
-                                   size_t write_failures) {
+                                   JitArtifacts& jit, size_t write_failures) {
   format::PerfMetadata meta;
   meta.integration_name = input.run.integration->first;
   meta.integration_version = input.run.integration->second;
@@ -336,6 +376,7 @@ format::PerfMetadata perf_metadata(const FinalizeInput& input,
     meta.path_key_to_path.emplace_back(m.key, m.path);
   meta.timestamps = execution_timestamps(input.run);
   meta.runner = runner_section(input, mappings, artifacts, write_failures);
+  add_jit_artifacts(jit, meta);
   return meta;
 }
 
@@ -381,11 +422,22 @@ base::Status finalize_profile(FinalizeInput input) {
   symbols::ArtifactSet artifacts =
       build_module_artifacts(mappings.tracked, layout);
   if (vdso) ::unlink(vdso->c_str());
+  JitArtifacts jit = build_jit_artifacts(layout, mappings.tracked,
+                                         mappings.uids, artifacts.modules.size());
   std::vector<std::string> write_failures = artifacts.write_failures;
-  copy_perf_maps(layout, mappings.tracked_pids, mappings.uids, write_failures);
+  const std::map<int32_t, std::string> perf_maps =
+      copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
+                     jit.perf_map_lines, write_failures);
+  std::vector<std::pair<std::string, std::string>> module_keys;
+  for (const auto& m : artifacts.modules)
+    module_keys.emplace_back(m.key, m.path);
+  add_cpython_trampolines(layout, mappings.tracked, module_keys, perf_maps,
+                          jit, artifacts.modules.size() + jit.keys.size());
+  write_failures.insert(write_failures.end(), jit.write_failures.begin(),
+                        jit.write_failures.end());
   if (input.profiled) append_build_ids(layout.pipedata(), artifacts);
   const format::PerfMetadata meta =
-      perf_metadata(input, mappings, artifacts, write_failures.size());
+      perf_metadata(input, mappings, artifacts, jit, write_failures.size());
   return write_metadata(layout, meta, report_write_failures(write_failures));
 }
 

@@ -11,7 +11,7 @@ namespace {
 // with the options it lacks.
 struct ListVariable {
   std::string_view name;
-  std::vector<std::string_view> options;
+  std::string_view options;  // space-separated
 };
 
 // A switch (PYTHONPERFSUPPORT): set when absent, kept when the user set it.
@@ -21,11 +21,10 @@ struct SwitchVariable {
 };
 
 constexpr ListVariable kLists[] = {
-    {"NODE_OPTIONS",
-     {"--perf-basic-prof", "--interpreted-frames-native-stack"}},
+    {"NODE_OPTIONS", "--perf-basic-prof --interpreted-frames-native-stack"},
     {"JAVA_TOOL_OPTIONS",
-     {"-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions",
-      "-XX:+DumpPerfMapAtExit"}},
+     "-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions "
+     "-XX:+DumpPerfMapAtExit"},
 };
 
 constexpr SwitchVariable kSwitches[] = {
@@ -70,9 +69,11 @@ void extend_list(const ListVariable& var, LanguageSupport& out) {
   std::string value =
       entry != nullptr ? entry->substr(var.name.size() + 1) : std::string();
   std::string added;
-  for (std::string_view option : var.options) {
+  std::istringstream options{std::string(var.options)};
+  std::string option;
+  while (options >> option) {
     if (decided(value, option)) continue;
-    added += (added.empty() ? "" : " ") + std::string(option);
+    added += (added.empty() ? "" : " ") + option;
   }
   if (added.empty()) return;
   value += (value.empty() ? "" : " ") + added;

@@ -23,6 +23,8 @@
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
 //  - jitdump: jit-<pid>.dump (JIT bodies, source lines, CFI) read, and the
 //    UnwindData of one jitted body.
+//  - trampoline_cfi: the .eh_frame of CPython's perf trampolines, which
+//    describe themselves nowhere.
 //  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 //  - compare_report: CompareReport, compare.json of `runner compare`.
 //  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
@@ -47,6 +49,7 @@
 #include "format/s3_xml.hpp"
 #include "format/store_record.hpp"
 #include "format/symbols_map.hpp"
+#include "format/trampoline_cfi.hpp"
 #include "format/unwind_data.hpp"
 #include "format/upload_metadata.hpp"
 #include "format/walltime_results.hpp"

@@ -61,6 +61,12 @@ base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
                                          uint64_t start, uint64_t end,
                                          uint64_t offset);
 
+// `size` bytes of the file's contents at ELF address `svma`, read through
+// the PT_LOAD segment whose file bytes hold them (at most 1 MiB; the ELF is
+// validated first, as read_elf_summary does).
+base::Result<std::vector<uint8_t>> read_code(const std::string& open_path,
+                                             uint64_t svma, size_t size);
+
 struct DebugSearch {
   std::vector<std::string> roots = {"/usr/lib/debug"};
 };

@@ -3,6 +3,7 @@
 // (the unwind bytes of real dumps, in hand-built dumps), and of every body
 // of a real python3.13 -X perf_jit dump when it is installed, give a row at
 // svma 0 and at the body's last byte, and none past the FDE.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -143,6 +144,52 @@ TEST_CASE("jit CFI: every body of a real python3.13 -X perf_jit dump") {
     check_rows(code, code.code_size);
   }
   CHECK(probe);
+}
+
+}  // namespace
+}  // namespace runner::report
+
+namespace runner::report {
+namespace {
+
+// format::cpython_trampoline_unwind_data(): the CFI the runner writes for
+// CPython 3.12's perf trampolines (which describe themselves nowhere) is
+// the program CPython 3.13's jitdump gives the same 11 bytes (above).
+TEST_CASE("trampoline CFI: CPython's x86-64 perf trampoline") {
+  const std::vector<uint8_t> code = from_hex("4883ec08ffd14883c408c3");
+  auto data = format::cpython_trampoline_unwind_data(code);
+  REQUIRE(data.has_value());
+  CHECK(data->base_svma == 0);
+  CHECK_FALSE(data->eh_frame_hdr.has_value());
+  CHECK(data->eh_frame_svma.start == 16);  // ALIGN_8(11)
+  auto eh = EhFrame::create(data->eh_frame, data->eh_frame_svma.start,
+                            std::nullopt, 0);
+  REQUIRE_MESSAGE(eh.has_value(), eh.error().what());
+  const int64_t cfa_at[] = {8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 8};
+  for (uint64_t pc = 0; pc < 11; ++pc) {
+    CAPTURE(pc);
+    auto row = eh->find_row(pc);
+    REQUIRE_MESSAGE(row.has_value(), row.error().what());
+    CHECK(row->cfa.kind == CfaRule::Kind::kRegOffset);
+    CHECK(row->cfa.reg == kDwarfRsp);
+    CHECK(row->cfa.offset == cfa_at[pc]);
+    CHECK(row->regs[kDwarfRa].kind == RegRule::Kind::kOffset);
+    CHECK(row->regs[kDwarfRa].offset == -8);
+  }
+  CHECK_FALSE(eh->find_row(11).has_value());
+  // The same unwind program as CPython 3.13's own (kCpythonUnwind): the FDE
+  // instructions after the pc range.
+  const std::vector<uint8_t> program = {0x44, 0x0e, 0x10, 0x46, 0x0e, 0x08};
+  CHECK(std::search(data->eh_frame.begin(), data->eh_frame.end(),
+                    program.begin(), program.end()) != data->eh_frame.end());
+}
+
+TEST_CASE("trampoline CFI: other bytes are not taken for a trampoline") {
+  CHECK_FALSE(format::cpython_trampoline_unwind_data({}).has_value());
+  // An aarch64 build, a frame-pointer build, a byte off, one too many.
+  for (const char* hex : {"fd7bbfa9fd030091", "554889e5ffd15dc3",
+                          "4883ec08ffd04883c408c3", "4883ec08ffd14883c408c390"})
+    CHECK_FALSE(format::cpython_trampoline_unwind_data(from_hex(hex)).has_value());
 }
 
 }  // namespace

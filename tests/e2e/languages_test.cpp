@@ -1,0 +1,228 @@
+// Complete stacks for JIT and interpreted code (issue 17): `runner exec` on
+// CPU-bound programs of our own in Node, CPython 3.12/3.13 and Java
+// (tests/e2e/programs/languages/), with no flags of the user's: the runner
+// switches on perf maps, jitdumps and frame pointers itself
+// (agent/language_env.hpp). From `runner report --format perf-script`, over
+// the samples of the program's busiest thread:
+//   - at most 5% have an unknown leaf,
+//   - at least 90% carry a frame with one of the program's own functions,
+//   - at least 85% reach its `main` function,
+// in DWARF mode (the default) and in frame-pointer mode (CPython: when the
+// interpreter keeps frame pointers). An interpreter the machine lacks skips
+// its case only. Java's main method stays interpreted, and the JVM's perf
+// map names every interpreted frame "Interpreter" (for perf too): its stacks
+// reach main when they reach the launcher's JavaMain, which calls it.
+#include <sys/stat.h>
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/skip.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string languages_dir() {
+  return std::string(RUNNER_LANGUAGES_DIR);
+}
+
+// Whether `program --version` runs (a pyenv shim of a version that is not
+// selected is in PATH but fails).
+bool runs(const std::string& program) {
+  return run_process({program, "--version"}, {}, "", 60).exit_code == 0;
+}
+
+// `name` in PATH, else under pyenv's versions (how CPython 3.12/3.13 come
+// to a Debian 12 machine, whose own python3 is 3.11); "" when absent.
+std::string find_program(const std::string& name) {
+  auto r = run_process({"/bin/sh", "-c", "command -v " + name});
+  if (r.exit_code == 0 && !r.out.empty()) {
+    std::string path = r.out.substr(0, r.out.find('\n'));
+    if (runs(path)) return path;
+  }
+  std::vector<std::string> roots;
+  if (const char* root = std::getenv("PYENV_ROOT")) roots.push_back(root);
+  if (const char* home = std::getenv("HOME"))
+    roots.push_back(std::string(home) + "/.pyenv");
+  std::error_code ec;
+  for (const std::string& root : roots)
+    for (const auto& version : fs::directory_iterator(root + "/versions", ec)) {
+      fs::path candidate = version.path() / "bin" / name;
+      if (::access(candidate.c_str(), X_OK) == 0 && runs(candidate.string()))
+        return candidate.string();
+    }
+  return {};
+}
+
+struct Metrics {
+  size_t samples = 0, unknown_leaf = 0, own = 0, main = 0;
+  double pct(size_t n) const { return samples ? 100.0 * n / samples : 0; }
+};
+
+// A frame the symbolizer could not name: "[unknown]", or module+0xoffset.
+bool unknown_frame(const PerfFrame& f) {
+  static const std::regex kOffset(R"(^[^ ]+\+0x[0-9a-f]+$)");
+  return f.sym.empty() || f.sym == "[unknown]" || std::regex_match(f.sym, kOffset);
+}
+
+// Over the samples of the busiest thread (the program's; a runtime's
+// compiler and GC threads run none of its functions).
+Metrics measure(const std::vector<PerfSample>& samples, const std::regex& own,
+                const std::regex& main) {
+  std::map<int, size_t> per_tid;
+  for (const auto& s : samples) ++per_tid[s.tid];
+  int busiest = 0;
+  size_t most = 0;
+  for (const auto& [tid, n] : per_tid)
+    if (n > most) most = n, busiest = tid;
+  Metrics m;
+  for (const auto& s : samples) {
+    if (s.tid != busiest || s.frames.empty()) continue;
+    ++m.samples;
+    if (unknown_frame(s.frames.front())) ++m.unknown_leaf;
+    bool has_own = false, has_main = false;
+    for (const auto& f : s.frames) {
+      has_own |= std::regex_search(f.sym, own);
+      has_main |= std::regex_search(f.sym, main);
+    }
+    m.own += has_own;
+    m.main += has_main;
+  }
+  return m;
+}
+
+struct Language {
+  std::string name;
+  std::vector<std::string> command;  // the program, without its duration
+  std::regex own, main;
+  // How long the program runs: long enough that the runtime's start (before
+  // the program's first function) is a small part of its samples.
+  std::string seconds = "1.5";
+};
+
+// Profiles `lang` with `runner exec` in `mode` and checks the three figures.
+void check_language(const Language& lang, const std::string& mode) {
+  TempDir dir;
+  const std::string folder = dir.file("profile");
+  std::vector<std::string> command = lang.command;
+  command.push_back(lang.seconds);
+  auto r = run_process(
+      runner_argv("exec", folder, dir.path(),
+                  {"--warmup-time", "0", "--max-rounds", "1", "--call-graph",
+                   mode},
+                  command),
+      {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, dir.path(), 300);
+  INFO(lang.name, " ", mode, "\n", r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("runner: language support:") != std::string::npos);
+  auto report = run_process(
+      {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+  INFO(report.err);
+  REQUIRE(report.exit_code == 0);
+  const Metrics m = measure(parse_perf_script(report.out), lang.own, lang.main);
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "%s --call-graph %s: %zu samples, unknown leaf %.1f%%, own "
+                "functions %.1f%%, reach main %.1f%%",
+                lang.name.c_str(), mode.c_str(), m.samples,
+                m.pct(m.unknown_leaf), m.pct(m.own), m.pct(m.main));
+  MESSAGE(line);
+  REQUIRE(m.samples >= 200);
+  CHECK(m.pct(m.unknown_leaf) <= 5.0);
+  CHECK(m.pct(m.own) >= 90.0);
+  CHECK(m.pct(m.main) >= 85.0);
+}
+
+// CPython `version` ("3.12") or "" when the machine has none.
+std::string python(const std::string& version) {
+  return find_program("python" + version);
+}
+
+// Frame-pointer mode walks CPython only when the interpreter keeps frame
+// pointers (built with -fno-omit-frame-pointer, as Fedora's and Ubuntu
+// 24.04's are); perf has the same limit. Otherwise that mode is skipped with
+// the reason.
+void check_python(const Language& lang, const std::string& py) {
+  check_language(lang, "dwarf");
+  auto flags = run_process(
+      {py, "-c", "import sysconfig; print(sysconfig.get_config_var('CFLAGS'))"});
+  if (flags.out.find("-fno-omit-frame-pointer") == std::string::npos) {
+    note_skip(lang.name + " --call-graph fp: the interpreter omits frame " +
+              "pointers (CFLAGS: " + flags.out.substr(0, flags.out.find('\n')) +
+              "), so no frame-pointer unwinder walks it");
+    return;
+  }
+  check_language(lang, "fp");
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("languages: Node names and walks its JavaScript functions") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string node = find_program("node");
+    if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
+    const Language lang{
+        "node",
+        {node, languages_dir() + "/app.js"},
+        std::regex(R"(JS:[~*^+]?(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main) )"),
+        std::regex(R"(JS:[~*^+]?main .*app\.js)"), "2.5"};
+    for (const char* mode : {"dwarf", "fp"}) check_language(lang, mode);
+  }
+
+  TEST_CASE("languages: CPython 3.12 names its functions (perf trampolines)") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string py = python("3.12");
+    if (py.empty()) RUNNER_SKIP_CASE("no python3.12 on this machine");
+    const Language lang{
+        "python3.12",
+        {py, languages_dir() + "/app.py"},
+        std::regex(R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
+        std::regex(R"(py::main:.*app\.py)")};
+    check_python(lang, py);
+  }
+
+  TEST_CASE("languages: CPython 3.13 names its functions (jitdump)") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string py = python("3.13");
+    if (py.empty()) RUNNER_SKIP_CASE("no python3.13 on this machine");
+    const Language lang{
+        "python3.13",
+        {py, languages_dir() + "/app.py"},
+        std::regex(R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
+        std::regex(R"(py::main:.*app\.py)")};
+    check_python(lang, py);
+  }
+
+  TEST_CASE("languages: Java names its methods (perf map at exit)") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string java = find_program("java");
+    const std::string javac = find_program("javac");
+    if (java.empty() || javac.empty())
+      RUNNER_SKIP_CASE("no java and javac on this machine");
+    TempDir classes;
+    auto built = run_process({javac, "-d", classes.path(),
+                              languages_dir() + "/App.java"});
+    INFO(built.err);
+    REQUIRE(built.exit_code == 0);
+    const Language lang{
+        "java",
+        {java, "-cp", classes.path(), "App"},
+        std::regex(R"(App[.:]+(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main)\b)"),
+        // App.main stays interpreted: the JVM's perf map names its frames
+        // "Interpreter" (for perf too); the launcher's JavaMain calls it.
+        std::regex(R"(^JavaMain$)"), "3"};
+    for (const char* mode : {"dwarf", "fp"}) check_language(lang, mode);
+  }
+}
