@@ -260,11 +260,11 @@ base::Status read_header(std::span<const uint8_t> bytes, JitDump& out,
     const uint64_t magic = load_le(bytes, 0, 4);
     if (magic == kJitDumpMagicSwapped)
       return base::Error(
-          "byte-swapped jitdump (written on a big-endian machine); not "
+          "byte-swapped magic (written on a big-endian machine); not "
           "supported");
     if (magic != kJitDumpMagic)
-      return base::Error("not a jitdump (magic " + hex(magic) + ", expected " +
-                         hex(kJitDumpMagic) + ")");
+      return base::Error("bad magic " + hex(magic) + " (expected " +
+                         hex(kJitDumpMagic) + ", \"JiTD\")");
   }
   if (bytes.size() < kJitHeaderSize) {
     out.truncated = true;
@@ -280,15 +280,14 @@ base::Status read_header(std::span<const uint8_t> bytes, JitDump& out,
   out.timestamp = r.u64();
   out.flags = r.u64();
   if (out.version > 1)
-    return base::Error("jitdump version " + std::to_string(out.version) +
+    return base::Error("version " + std::to_string(out.version) +
                        "; only version 1 is supported");
   if (header_size < kJitHeaderSize || header_size > kMaxJitHeaderSize)
-    return base::Error("jitdump header total_size " +
-                       std::to_string(header_size) + " (expected 40 to " +
-                       std::to_string(kMaxJitHeaderSize) + ")");
+    return base::Error("header total_size " + std::to_string(header_size) +
+                       " (expected 40 to " + std::to_string(kMaxJitHeaderSize) +
+                       ")");
   if ((out.flags & ~kJitFlagArchTimestamp) != 0)
-    return base::Error("jitdump has reserved flag bits set (flags " +
-                       hex(out.flags) + ")");
+    return base::Error("reserved flag bits set (flags " + hex(out.flags) + ")");
   if (header_size > bytes.size()) {
     out.truncated = true;
     return {};

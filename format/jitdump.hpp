@@ -45,9 +45,9 @@
 //    hdr eh_frame_ptr (pcrel|sdata4) = -(eh_frame_size + 4); table entry
 //    initial_location (datarel|sdata4, from the hdr start) =
 //    -(round_up(code_size, 8) + eh_frame_size) and fde = -(eh_frame_size -
-//    CIE size). 3.13.0 hard-codes the FDE field as -0x30, which is the same
-//    value for its 11-byte x86-64 trampoline (16 + 32). Its header has
-//    elf_mach 0 and an uninitialised pad1 (seen in real 3.13.0 dumps).
+//    CIE size). A real 3.13.0 x86-64 dump has -0x30 in that FDE field:
+//    round_up(11, 8) + 32 for its 11-byte trampoline, the same rule. Its
+//    header has elf_mach 0 and a non-zero pad1 (also seen in that dump).
 //  - V8 (src/diagnostics/eh-frame.cc, EhFrameWriter::Finish and
 //    WriteEhFrameHdr): procedure address = -(RoundUp(code_size, 8) + offset
 //    of the field), the same hdr fields, a 4-byte zero terminator ending the
@@ -158,12 +158,14 @@ struct JitDump {
 base::Result<JitDump> read_jitdump(std::span<const uint8_t> bytes);
 
 // The CFI of one body for report/'s unwinder: the code at SVMA
-// [0, code_size) (base_svma 0: a sample's SVMA is avma - code_addr, or
-// avma - new_code_addr after a move), .eh_frame at ALIGN_8(code_size) and
-// .eh_frame_hdr right after it, where the producers' pc-relative pointers
-// expect them (see the top of this file). path is perf inject's name for
-// the body, "jitted-<pid>-<code_index>.so". A body without unwind info, or
-// with an empty .eh_frame (V8's "no CFI"), gets an empty eh_frame and no hdr.
+// [0, code_size) (base_svma 0: a sample's SVMA is avma - code_addr, the
+// start of the MMAP2 perf inject makes, or avma - new_code_addr after a
+// move; CPython and V8 write vma == code_addr), .eh_frame at
+// ALIGN_8(code_size) and .eh_frame_hdr right after it, where the producers'
+// pc-relative pointers expect them (see the top of this file). path is perf
+// inject's name for the body, "jitted-<pid>-<code_index>.so". A body
+// without unwind info, or with an empty .eh_frame (V8's "no CFI"), gets an
+// empty eh_frame and no hdr.
 UnwindData jit_unwind_data(const JitCode& code);
 
 }  // namespace runner::format

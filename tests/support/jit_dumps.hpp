@@ -67,8 +67,8 @@ inline JitDumpRun node_perf_prof_dump(const std::string& script) {
   }
   TempDir dir;
   bool ok = false;
-  out.pid = detail::run_to_end({*node, "--perf-prof", "-e", script},
-                               dir.path(), &ok);
+  out.pid =
+      detail::run_to_end({*node, "--perf-prof", "-e", script}, dir.path(), &ok);
   REQUIRE_MESSAGE(ok, "node --perf-prof failed");
   out.bytes =
       detail::read_bytes(dir.file("jit-" + std::to_string(out.pid) + ".dump"));
