@@ -210,10 +210,9 @@ base::Status ElfImage::Impl::scan_sections() {
     std::string_view name = name_ptr != nullptr ? name_ptr : "";
     size_t index = elf_ndxscn(scn);
     if (index < sections.size()) {
-      sections[index] =
-          SectionInfo{shdr.sh_addr,    shdr.sh_size, shdr.sh_flags,
-                      shdr.sh_entsize, shdr.sh_type, shdr.sh_link,
-                      std::string(name)};
+      sections[index] = SectionInfo{
+          shdr.sh_addr, shdr.sh_size, shdr.sh_flags,    shdr.sh_entsize,
+          shdr.sh_type, shdr.sh_link, std::string(name)};
     }
     note_section(scn, shdr, name);
   }
@@ -506,23 +505,23 @@ void ElfImage::append_plt_symbols(std::vector<SectionSymbol>& out) const {
   const std::vector<SectionInfo>& sections = impl_->sections;
   for (size_t i = 0; i < sections.size(); ++i) {
     const SectionInfo& section = sections[i];
-    if (!is_x86_64_plt_section(section.name) ||
-        section.type != SHT_PROGBITS || (section.flags & SHF_ALLOC) == 0 ||
+    if (!is_x86_64_plt_section(section.name) || section.type != SHT_PROGBITS ||
+        (section.flags & SHF_ALLOC) == 0 ||
         (section.flags & SHF_EXECINSTR) == 0) {
       continue;
     }
     Elf_Data* data = elf_rawdata(elf_getscn(impl_->elf, i), nullptr);
     if (data == nullptr || data->d_buf == nullptr) continue;
-    std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data->d_buf),
-                                   std::min<uint64_t>(data->d_size,
-                                                      section.size));
-    for (const PltEntry& entry : decode_x86_64_plt(
-             section.name, section.addr, bytes, section.entsize)) {
+    std::span<const uint8_t> bytes(
+        static_cast<const uint8_t*>(data->d_buf),
+        std::min<uint64_t>(data->d_size, section.size));
+    for (const PltEntry& entry : decode_x86_64_plt(section.name, section.addr,
+                                                   bytes, section.entsize)) {
       auto it = slots.find(entry.slot);
       if (it == slots.end()) continue;
       out.push_back(SectionSymbol{
-          .symbol = Symbol{entry.addr, entry.size, it->second + "@plt",
-                           STB_GLOBAL},
+          .symbol =
+              Symbol{entry.addr, entry.size, it->second + "@plt", STB_GLOBAL},
           .section_start = section.addr,
           .section_end = section.addr + section.size,
           .executable = true,

@@ -33,8 +33,8 @@ std::string_view classify_open_error(const base::Error& error);
 struct SectionSymbol {
   Symbol symbol;
   uint64_t section_start = 0, section_end = 0;  // [start, end)
-  bool executable = false;  // the section has SHF_EXECINSTR
-  bool function = false;    // STT_FUNC or STT_GNU_IFUNC
+  bool executable = false;                      // the section has SHF_EXECINSTR
+  bool function = false;                        // STT_FUNC or STT_GNU_IFUNC
 };
 
 class ElfImage {

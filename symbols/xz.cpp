@@ -59,8 +59,8 @@ base::Result<std::vector<uint8_t>> decompress_xz(std::span<const uint8_t> in,
                            std::to_string(max_size >> 20) + " MiB (" +
                            std::to_string(max_size) + " bytes)");
       }
-      std::size_t grown = std::min(limit, std::max<std::size_t>(
-                                              used * 2, std::size_t{1} << 16));
+      std::size_t grown = std::min(
+          limit, std::max<std::size_t>(used * 2, std::size_t{1} << 16));
       out.resize(grown);
       decoder.strm.next_out = out.data() + used;
       decoder.strm.avail_out = grown - used;
