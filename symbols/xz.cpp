@@ -4,6 +4,7 @@
 #include <lzma.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace runner::symbols {
@@ -32,6 +33,14 @@ std::string lzma_message(lzma_ret ret) {
   }
 }
 
+base::Error too_large(std::size_t max_size) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  std::string limit = max_size % kMiB == 0
+                          ? std::to_string(max_size / kMiB) + " MiB"
+                          : std::to_string(max_size) + " bytes";
+  return base::Error("xz: decompressed data larger than " + limit);
+}
+
 // Owns an lzma_stream so every return path releases the decoder.
 struct Decoder {
   lzma_stream strm = LZMA_STREAM_INIT;
@@ -50,15 +59,11 @@ base::Result<std::vector<uint8_t>> decompress_xz(std::span<const uint8_t> in,
   std::vector<uint8_t> out;
   // Grows geometrically; one byte past max_size tells "too large" apart from
   // "exactly max_size".
-  std::size_t limit = max_size + 1;
+  std::size_t limit = max_size < SIZE_MAX ? max_size + 1 : max_size;
   while (true) {
     if (decoder.strm.avail_out == 0) {
       std::size_t used = out.size();
-      if (used >= limit) {
-        return base::Error("xz: decompressed data larger than " +
-                           std::to_string(max_size >> 20) + " MiB (" +
-                           std::to_string(max_size) + " bytes)");
-      }
+      if (used >= limit) return too_large(max_size);
       std::size_t grown = std::min(
           limit, std::max<std::size_t>(used * 2, std::size_t{1} << 16));
       out.resize(grown);
@@ -70,11 +75,7 @@ base::Result<std::vector<uint8_t>> decompress_xz(std::span<const uint8_t> in,
     if (ret != LZMA_OK) return base::Error("xz: " + lzma_message(ret));
   }
   out.resize(out.size() - decoder.strm.avail_out);
-  if (out.size() > max_size) {
-    return base::Error("xz: decompressed data larger than " +
-                       std::to_string(max_size >> 20) + " MiB (" +
-                       std::to_string(max_size) + " bytes)");
-  }
+  if (out.size() > max_size) return too_large(max_size);
   return out;
 }
 

@@ -207,7 +207,8 @@ TEST_SUITE("symbols") {
     CHECK(find_symbol(*symbols, "__cxa_finalize") == nullptr);
     const Symbol* stub = find_symbol(*symbols, "__cxa_finalize@plt");
     REQUIRE(stub != nullptr);
-    const Section* plt_got = section_named(sections_of(stripped), ".plt.got");
+    std::vector<Section> sections = sections_of(stripped);
+    const Section* plt_got = section_named(sections, ".plt.got");
     REQUIRE(plt_got != nullptr);
     CHECK(stub->addr >= plt_got->addr);
     CHECK(stub->addr + stub->size <= plt_got->addr + plt_got->size);
