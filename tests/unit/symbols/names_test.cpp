@@ -3,6 +3,7 @@
 // exactly where objdump puts them, and MiniDebugInfo (.gnu_debugdata) names
 // the static functions of a stripped binary. Programs are compiled here with
 // `cc` from programs/plt.c; readelf and objdump are the references.
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -140,26 +141,36 @@ void check_plt_names(const std::vector<Symbol>& symbols,
 }
 
 struct Layout {
-  const char* name;
-  const char* flags;
+  std::string name, flags;
 };
 
 // The PLT layouts GNU ld makes: lazy .plt (+ .plt.got for __cxa_finalize in
-// a PIE), IBT (.plt.sec, 16-byte .plt.got), BIND_NOW, and non-PIE.
-constexpr Layout kLayouts[] = {
-    {"pie", "-O1"},
-    {"ibt", "-O1 -fcf-protection=full -Wl,-z,ibtplt"},
-    {"now", "-O1 -Wl,-z,now"},
-    {"nopie", "-O1 -fno-pie -no-pie"},
-};
+// a PIE), IBT (.plt.sec, 16-byte .plt.got), BIND_NOW, and non-PIE; plus
+// lld's (.plt without sh_entsize, its own .plt.sec) when it is installed.
+std::vector<Layout> layouts() {
+  std::vector<Layout> out = {
+      {"pie", "-O1"},
+      {"ibt", "-O1 -fcf-protection=full -Wl,-z,ibtplt"},
+      {"now", "-O1 -Wl,-z,now"},
+      {"nopie", "-O1 -fno-pie -no-pie"},
+  };
+  if (std::system("command -v ld.lld >/dev/null 2>&1") == 0) {
+    out.push_back({"lld", "-O1 -fuse-ld=lld"});
+    out.push_back(
+        {"lld-ibt", "-O1 -fuse-ld=lld -fcf-protection=full -Wl,-z,force-ibt"});
+  } else {
+    MESSAGE("ld.lld not installed: lld's PLT layouts not checked");
+  }
+  return out;
+}
 
 TEST_SUITE("symbols") {
   TEST_CASE("compiled program: no imports, sections bound sizes, @plt names") {
     runner::testing::TempDir dir;
-    for (const Layout& layout : kLayouts) {
+    for (const Layout& layout : layouts()) {
       CAPTURE(layout.name);
-      std::string full = dir.file(std::string(layout.name) + ".full");
-      std::string stripped = dir.file(std::string(layout.name) + ".stripped");
+      std::string full = dir.file(layout.name + ".full");
+      std::string stripped = dir.file(layout.name + ".stripped");
       compile_c(plt_source(), full, layout.flags);
       run("strip --strip-all -o " + shell_quote(stripped) + " " +
           shell_quote(full));
