@@ -4,7 +4,7 @@
 # Everything comes from Debian bookworm packages.
 
 PACKAGES := g++ clang meson ninja-build pkg-config cmake \
-            libdw-dev libelf-dev libboost-dev nlohmann-json3-dev \
+            libdw-dev libelf-dev liblzma-dev libboost-dev nlohmann-json3-dev \
             libmsgpack-cxx-dev doctest-dev libiberty-dev \
             libcli11-dev libyaml-cpp-dev chromium python3-jsonschema cmark-gfm \
             libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev \

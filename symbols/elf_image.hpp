@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +29,22 @@ inline constexpr std::string_view kNoEhFrameMessage =
 // "unreadable", "not_elf", "truncated" or "bad_elf".
 std::string_view classify_open_error(const base::Error& error);
 
+// A defined symbol and the address range of the section defining it.
+struct SectionSymbol {
+  Symbol symbol;
+  uint64_t section_start = 0, section_end = 0;  // [start, end)
+  bool executable = false;                      // the section has SHF_EXECINSTR
+  bool function = false;                        // STT_FUNC or STT_GNU_IFUNC
+};
+
 class ElfImage {
  public:
   // Opens and validates `path`: ELF magic, headers and every section/segment
   // file range inside the file, so later reads cannot run past its end.
   static base::Result<ElfImage> open(const std::string& path);
+  // The same on an ELF image held in memory (MiniDebugInfo); device() and
+  // inode() are 0.
+  static base::Result<ElfImage> open_memory(std::vector<uint8_t> bytes);
 
   ElfImage(ElfImage&& other) noexcept;
   ElfImage& operator=(ElfImage&& other) noexcept;
@@ -42,9 +54,21 @@ class ElfImage {
   dev_t device() const;
   ino_t inode() const;
 
-  // Appends .symtab then .dynsym entries (unfiltered, except that empty names
-  // and ARM mapping symbols are skipped since §5.5 drops them anyway).
-  base::Status append_symbols(std::vector<Symbol>& out) const;
+  // Appends the defined symbols of .symtab then .dynsym: those with a name
+  // (ARM mapping symbols excepted) defined in an allocated section of this
+  // file. Imports (SHN_UNDEF), absolute and common symbols, and STT_FILE,
+  // STT_SECTION and STT_TLS entries are left out.
+  base::Status append_symbols(std::vector<SectionSymbol>& out) const;
+  // x86-64 only: one "<name>@plt" symbol per entry of .plt, .plt.sec and
+  // .plt.got whose indirect jump reads a GOT slot that an
+  // R_X86_64_JUMP_SLOT or R_X86_64_GLOB_DAT relocation against .dynsym
+  // symbol <name> fills (decode_x86_64_plt). Nothing on other machines or
+  // when the sections are missing or malformed.
+  void append_plt_symbols(std::vector<SectionSymbol>& out) const;
+  // The ELF inside .gnu_debugdata (MiniDebugInfo, xz-compressed, at most
+  // kMaxMiniDebugInfoSize decompressed); nullopt when there is no such
+  // section, Error when it cannot be decompressed or is no valid ELF.
+  base::Result<std::optional<ElfImage>> mini_debuginfo() const;
   base::Result<UnwindData> unwind_data(const std::string& recorded_path) const;
 
  private:
@@ -53,7 +77,7 @@ class ElfImage {
   std::unique_ptr<Impl> impl_;
 };
 
-// §5.5 steps 3-6 on an opened image (debug-file merge, sort, sizes).
+// read_symbols() on an opened image (see symbols.hpp for the rules).
 base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
                                                   const std::string& path,
                                                   const DebugSearch& search);

@@ -1,5 +1,5 @@
 // Public ELF entry points on top of ElfImage: summary, load bias, separate
-// debug file lookup, symbol extraction (§5.5), unwind sections (§5.6).
+// debug file lookup, symbol extraction, unwind sections (§5.6).
 #include <elf.h>
 #include <sys/stat.h>
 
@@ -16,8 +16,6 @@
 
 namespace runner::symbols {
 namespace {
-
-constexpr uint64_t kPageSize = 4096;
 
 struct AddrName {
   uint64_t addr;
@@ -168,37 +166,54 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
   return std::nullopt;
 }
 
-base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
-                                                  const std::string& path,
-                                                  const DebugSearch& search) {
-  std::vector<Symbol> symbols;
-  RUNNER_RETURN_IF_ERROR(image.append_symbols(symbols), "reading symbols");
+namespace {
 
-  // Symbols of the separate debug file that the file itself lacks (stripped
-  // binaries keep only .dynsym).
+// Adds the symbols of `extra` that `symbols` lacks as (addr, name): a debug
+// file repeats most of what the stripped file still has.
+void merge_symbols(std::vector<SectionSymbol>& symbols,
+                   std::vector<SectionSymbol>& extra) {
+  // The set holds views into `symbols`: reserve first so the appends below
+  // never reallocate (and move) the strings they point into.
+  symbols.reserve(symbols.size() + extra.size());
+  std::unordered_set<AddrName, AddrNameHash> present;
+  present.reserve(symbols.size());
+  for (const SectionSymbol& s : symbols)
+    present.insert({s.symbol.addr, s.symbol.name});
+  for (SectionSymbol& s : extra) {
+    if (present.count({s.symbol.addr, s.symbol.name}) == 0) {
+      symbols.push_back(std::move(s));
+    }
+  }
+}
+
+// Symbols of the separate debug file (build-id, then .gnu_debuglink) and of
+// the MiniDebugInfo (.gnu_debugdata, its function symbols only). A debug
+// file or MiniDebugInfo that cannot be read is ignored: the file's own
+// symbols are still right.
+void merge_debug_symbols(const ElfImage& image, const std::string& path,
+                         const DebugSearch& search,
+                         std::vector<SectionSymbol>& symbols) {
   if (std::optional<std::string> debug_path =
           find_debug_file(path, image.summary(), search)) {
     base::Result<ElfImage> debug = ElfImage::open(*debug_path);
-    std::vector<Symbol> extra;
-    if (debug && debug->append_symbols(extra)) {
-      // The set holds views into `symbols`: reserve first so the appends
-      // below never reallocate (and move) the strings they point into.
-      symbols.reserve(symbols.size() + extra.size());
-      std::unordered_set<AddrName, AddrNameHash> present;
-      present.reserve(symbols.size());
-      for (const Symbol& s : symbols) present.insert({s.addr, s.name});
-      for (Symbol& s : extra) {
-        if (present.count({s.addr, s.name}) == 0) {
-          symbols.push_back(std::move(s));
-        }
-      }
+    std::vector<SectionSymbol> extra;
+    if (debug && debug->append_symbols(extra)) merge_symbols(symbols, extra);
+  }
+  base::Result<std::optional<ElfImage>> mini = image.mini_debuginfo();
+  if (mini && mini->has_value()) {
+    std::vector<SectionSymbol> extra;
+    if ((*mini)->append_symbols(extra)) {
+      std::erase_if(extra, [](const SectionSymbol& s) { return !s.function; });
+      merge_symbols(symbols, extra);
     }
   }
+}
 
-  // By address; aliases at one address in perf's order of preference
-  // (choose_best_symbol: non-weak, then global, then fewer leading
-  // underscores, then the longer name), so a reader of .symbols.map can take
-  // the first name at an address.
+// By address; aliases at one address in perf's order of preference
+// (choose_best_symbol: non-weak, then global, then fewer leading
+// underscores, then the longer name), so a reader of .symbols.map can take
+// the first name at an address.
+void sort_symbols(std::vector<SectionSymbol>& symbols) {
   auto rank = [](const Symbol& s) {
     size_t underscores = 0;
     while (underscores < s.name.size() && s.name[underscores] == '_')
@@ -207,27 +222,59 @@ base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
                            underscores);
   };
   std::stable_sort(symbols.begin(), symbols.end(),
-                   [&rank](const Symbol& a, const Symbol& b) {
+                   [&rank](const SectionSymbol& x, const SectionSymbol& y) {
+                     const Symbol& a = x.symbol;
+                     const Symbol& b = y.symbol;
                      if (a.addr != b.addr) return a.addr < b.addr;
                      auto ra = rank(a), rb = rank(b);
                      if (ra != rb) return ra < rb;
                      return a.name.size() > b.name.size();
                    });
+}
+
+// The sizes the symbols get (see read_symbols in symbols.hpp): each range
+// stays inside the symbol's section; zero sizes reach the next symbol's
+// address in executable sections only. `symbols` is sorted by address.
+std::vector<Symbol> bound_sizes(std::vector<SectionSymbol>& symbols) {
+  std::erase_if(symbols, [](const SectionSymbol& s) {
+    return s.symbol.addr < s.section_start || s.symbol.addr >= s.section_end;
+  });
+  std::vector<Symbol> out;
+  out.reserve(symbols.size());
+  size_t next = 0;  // first symbol at an address above symbols[i]'s
   for (size_t i = 0; i < symbols.size(); ++i) {
-    Symbol& s = symbols[i];
-    if (s.size != 0) continue;
-    if (i + 1 < symbols.size()) {
-      uint64_t next = symbols[i + 1].addr;
-      s.size = next > s.addr ? next - s.addr : 0;
+    SectionSymbol& s = symbols[i];
+    uint64_t room = s.section_end - s.symbol.addr;
+    if (s.symbol.size == 0) {
+      if (!s.executable) continue;
+      next = std::max(next, i + 1);
+      while (next < symbols.size() &&
+             symbols[next].symbol.addr <= s.symbol.addr)
+        ++next;
+      if (next < symbols.size())
+        room = std::min(room, symbols[next].symbol.addr - s.symbol.addr);
+      s.symbol.size = room;
     } else {
-      // perf's rule for the last symbol: up to one page past its page end.
-      uint64_t rounded = (s.addr + kPageSize - 1) / kPageSize * kPageSize;
-      s.size = rounded + kPageSize - s.addr;
+      s.symbol.size = std::min(s.symbol.size, room);
     }
+    out.push_back(std::move(s.symbol));
   }
-  std::erase_if(symbols, [](const Symbol& s) { return s.size == 0; });
-  if (symbols.empty()) return base::Error(std::string(kNoSymbolsMessage));
-  return symbols;
+  return out;
+}
+
+}  // namespace
+
+base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
+                                                  const std::string& path,
+                                                  const DebugSearch& search) {
+  std::vector<SectionSymbol> symbols;
+  RUNNER_RETURN_IF_ERROR(image.append_symbols(symbols), "reading symbols");
+  image.append_plt_symbols(symbols);
+  merge_debug_symbols(image, path, search, symbols);
+  sort_symbols(symbols);
+  std::vector<Symbol> out = bound_sizes(symbols);
+  if (out.empty()) return base::Error(std::string(kNoSymbolsMessage));
+  return out;
 }
 
 base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,

@@ -79,11 +79,27 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
                                            const ElfSummary& summary,
                                            const DebugSearch& search);
 
-// Spec §5.5: .symtab then .dynsym (no filtering by kind), plus the separate
-// debug file's symbols not already present as (addr, name); empty names and
-// ARM mapping symbols dropped; sorted by addr (stable); zero sizes filled with
-// the distance to the next symbol (last: up to the next page boundary + 4096);
-// still-zero ones dropped. No symbols -> Error "No symbols found".
+// The symbols that name code addresses of `open_path`, so that a frame is
+// named only when its address lies inside a symbol's [addr, addr + size):
+// - from .symtab and .dynsym, then the separate debug file's (find_debug_file)
+//   and the MiniDebugInfo's (an xz-compressed ELF in .gnu_debugdata, at most
+//   256 MiB decompressed; its STT_FUNC / STT_GNU_IFUNC symbols only); a
+//   symbol already present as (addr, name) is not repeated, and an unreadable
+//   debug file or MiniDebugInfo is ignored;
+// - only symbols defined in an allocated section of the file they come from:
+//   imports (SHN_UNDEF), SHN_ABS and SHN_COMMON symbols, STT_FILE,
+//   STT_SECTION and STT_TLS entries, empty names and ARM mapping symbols are
+//   dropped, and so is a symbol whose address is outside its section;
+// - x86-64 PLT entries (.plt, .plt.sec, .plt.got) named "<name>@plt" after
+//   the .dynsym symbol whose JUMP_SLOT / GLOB_DAT relocation fills the GOT
+//   slot the entry jumps through, sized one entry (the .plt header is
+//   unnamed);
+// - sorted by address, aliases in perf's order of preference;
+// - sizes never reach past the end of the symbol's section; a zero-size
+//   symbol in an executable (SHF_EXECINSTR) section reaches the next symbol's
+//   address or its section's end, whichever comes first, and a zero-size
+//   symbol anywhere else is dropped.
+// No symbol left -> Error "No symbols found".
 base::Result<std::vector<Symbol>> read_symbols(const std::string& open_path,
                                                const DebugSearch& search);
 

@@ -22,6 +22,9 @@ inline std::string prog_pie() { return env_path("SYMBOLS_PROG_PIE"); }
 inline std::string prog_nopie() { return env_path("SYMBOLS_PROG_NOPIE"); }
 inline std::string prog_cpp() { return env_path("SYMBOLS_PROG_CPP"); }
 inline std::string prog_inline() { return env_path("SYMBOLS_PROG_INLINE"); }
+// programs/plt.c: compiled by the tests themselves (compile_c) under several
+// PLT layouts.
+inline std::string plt_source() { return env_path("SYMBOLS_PLT_C_SOURCE"); }
 
 inline std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -46,6 +49,12 @@ inline std::string run(const std::string& command) {
   int status = ::pclose(pipe);
   REQUIRE_MESSAGE(status == 0, "command failed: ", command);
   return out;
+}
+
+// Compiles the C file `source` into the executable `out` with `cc`.
+inline void compile_c(const std::string& source, const std::string& out,
+                      const std::string& flags) {
+  run("cc " + flags + " -o " + shell_quote(out) + " " + shell_quote(source));
 }
 
 inline std::vector<std::string> split_lines(const std::string& text) {
