@@ -11,8 +11,8 @@
 #include <set>
 #include <thread>
 
-#include "base/base.hpp"
 #include "agent/jit_artifacts.hpp"
+#include "base/base.hpp"
 #include "config.h"
 #include "format/format.hpp"
 #include "profiler/profiler.hpp"
@@ -422,8 +422,8 @@ base::Status finalize_profile(FinalizeInput input) {
   symbols::ArtifactSet artifacts =
       build_module_artifacts(mappings.tracked, layout);
   if (vdso) ::unlink(vdso->c_str());
-  JitArtifacts jit = build_jit_artifacts(layout, mappings.tracked,
-                                         mappings.uids, artifacts.modules.size());
+  JitArtifacts jit = build_jit_artifacts(
+      layout, mappings.tracked, mappings.uids, artifacts.modules.size());
   std::vector<std::string> write_failures = artifacts.write_failures;
   const std::map<int32_t, std::string> perf_maps =
       copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
@@ -431,8 +431,8 @@ base::Status finalize_profile(FinalizeInput input) {
   std::vector<std::pair<std::string, std::string>> module_keys;
   for (const auto& m : artifacts.modules)
     module_keys.emplace_back(m.key, m.path);
-  add_cpython_trampolines(layout, mappings.tracked, module_keys, perf_maps,
-                          jit, artifacts.modules.size() + jit.keys.size());
+  add_cpython_trampolines(layout, mappings.tracked, module_keys, perf_maps, jit,
+                          artifacts.modules.size() + jit.keys.size());
   write_failures.insert(write_failures.end(), jit.write_failures.begin(),
                         jit.write_failures.end());
   if (input.profiled) append_build_ids(layout.pipedata(), artifacts);

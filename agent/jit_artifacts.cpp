@@ -72,8 +72,8 @@ void Builder::add_dump(int32_t pid, const std::string& path, uid_t owner) {
   auto bytes = base::read_file(path, options);
   if (!bytes) {
     ++out_.counts["jitdump_unreadable"];
-    RUNNER_LOG(kLog, kWarning) << "jitdump of pid " << pid
-                               << " not read: " << bytes.error().what();
+    RUNNER_LOG(kLog, kWarning)
+        << "jitdump of pid " << pid << " not read: " << bytes.error().what();
     return;
   }
   auto dump = format::read_jitdump(std::span<const uint8_t>(
@@ -88,8 +88,8 @@ void Builder::add_dump(int32_t pid, const std::string& path, uid_t owner) {
   if (dump->truncated) {
     ++out_.counts["jitdump_truncated"];
     RUNNER_LOG(kLog, kWarning)
-        << path << " ends inside a record: read up to byte "
-        << dump->bytes_used << " of " << bytes->size();
+        << path << " ends inside a record: read up to byte " << dump->bytes_used
+        << " of " << bytes->size();
   }
   for (const format::JitCode& code : dump->code) add_body(pid, code);
   add_lines(pid, path, *dump);
@@ -209,13 +209,13 @@ void add_cpython_trampolines(
       if (known == by_interpreter.end()) {
         Trampoline t;
         auto key = key_of_path.find(m.path);
-        auto code = key == key_of_path.end()
-                        ? std::nullopt
-                        : trampoline_code(layout, key->second,
-                                          m.open_path.empty() ? m.path
-                                                              : m.open_path);
-        auto data = code ? format::cpython_trampoline_unwind_data(*code)
-                         : std::nullopt;
+        auto code =
+            key == key_of_path.end()
+                ? std::nullopt
+                : trampoline_code(layout, key->second,
+                                  m.open_path.empty() ? m.path : m.open_path);
+        auto data =
+            code ? format::cpython_trampoline_unwind_data(*code) : std::nullopt;
         if (data) {
           t.key = format::ProfileLayout::module_key(key_index++, data->path);
           t.size = code->size();
@@ -240,9 +240,8 @@ void add_cpython_trampolines(
     if (t == nullptr) continue;
     for (const format::PerfMapEntry& e : format::parse_perf_map(text)) {
       if (!e.name.starts_with("py::") || e.size != t->size) continue;
-      out.unwind_by_pid[pid].push_back(
-          format::UnwindRef{t->key, std::nullopt, e.start, e.start + e.size,
-                            e.start});
+      out.unwind_by_pid[pid].push_back(format::UnwindRef{
+          t->key, std::nullopt, e.start, e.start + e.size, e.start});
       ++out.counts["cpython_trampolines"];
     }
   }
@@ -261,8 +260,7 @@ JitArtifacts build_jit_artifacts(
   Builder builder(layout, first_key_index);
   std::set<std::pair<int32_t, std::string>> seen;
   for (const perfdata::TrackedMapping& m : mappings) {
-    if (!is_jitdump_mapping(m) || !seen.emplace(m.pid, m.path).second)
-      continue;
+    if (!is_jitdump_mapping(m) || !seen.emplace(m.pid, m.path).second) continue;
     auto uid = uids.find(m.pid);
     builder.add_dump(m.pid, m.open_path.empty() ? m.path : m.open_path,
                      uid != uids.end() ? uid->second : ::geteuid());

@@ -243,8 +243,8 @@ int Session::run() {
 }
 
 int Session::run_unprofiled() {
-  spawn_.env = benchmark_environment(folder_, nullptr, true,
-                                     options_.language_support);
+  spawn_.env =
+      benchmark_environment(folder_, nullptr, true, options_.language_support);
   if (auto stopped = spawn_benchmark()) return *stopped;
   int code = watcher_->wait(*child_).exit_code();
   int check =
@@ -263,9 +263,9 @@ std::optional<int> Session::launch() {
     spawn_.mount_namespace_fd = fifos_.mount_namespace->mount_fd();
     spawn_.user_namespace_fd = fifos_.mount_namespace->user_fd();
   }
-  spawn_.env = benchmark_environment(folder_, &fifos_.options,
-                                     fifos_.default_paths,
-                                     options_.language_support);
+  spawn_.env =
+      benchmark_environment(folder_, &fifos_.options, fifos_.default_paths,
+                            options_.language_support);
   spawn_.suspended = true;
   if (auto stopped = spawn_benchmark()) return stopped;
   if (auto stopped = start_sampler()) return stopped;

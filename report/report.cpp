@@ -187,8 +187,8 @@ void Pipeline::on_record(const perfdata::Record& record,
       break;
     case perfdata::RecordKind::kTask:
       if (per_sample_ && !record.task.is_exit)
-        side_band_.push_back(SideBand{record.task.time, record.task.tid,
-                                      record.task.ptid, true, {}});
+        side_band_.push_back(SideBand{
+            record.task.time, record.task.tid, record.task.ptid, true, {}});
       break;
     case perfdata::RecordKind::kLost:
       totals_.lost += record.lost.lost;
@@ -252,10 +252,9 @@ void Pipeline::flush_round() {
                    [](const Pending& a, const Pending& b) {
                      return a.sample.time < b.sample.time;
                    });
-  std::stable_sort(side_band_.begin(), side_band_.end(),
-                   [](const SideBand& a, const SideBand& b) {
-                     return a.time < b.time;
-                   });
+  std::stable_sort(
+      side_band_.begin(), side_band_.end(),
+      [](const SideBand& a, const SideBand& b) { return a.time < b.time; });
   auto next_event = side_band_.begin();
   for (const Pending& entry : pending_) {
     const perfdata::SampleRecord& sample = entry.sample;

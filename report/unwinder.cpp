@@ -247,7 +247,8 @@ UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
       // No CFI for this code: its frame pointer, when it looks valid.
       end = frame_pointer_step(regs, mem, &caller);
       if (!end)
-        out.frame_pointer.push_back(static_cast<uint32_t>(out.addrs.size() - 1));
+        out.frame_pointer.push_back(
+            static_cast<uint32_t>(out.addrs.size() - 1));
     }
     if (end) {
       out.end = *end;

@@ -17,8 +17,8 @@ base::Result<std::vector<uint8_t>> read_code(const std::string& open_path,
     if (svma < seg.vaddr || svma - seg.vaddr > seg.filesz ||
         size > seg.filesz - (svma - seg.vaddr))
       continue;
-    base::UniqueFd fd(::open(open_path.c_str(),
-                             O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    base::UniqueFd fd(
+        ::open(open_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (!fd) return base::errno_error("open " + open_path);
     std::vector<uint8_t> out(size);
     const auto offset = static_cast<off_t>(seg.offset + (svma - seg.vaddr));

@@ -14,8 +14,6 @@
 // reach main when they reach the launcher's JavaMain, which calls it.
 #include <sys/stat.h>
 
-#include <doctest/doctest.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -23,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
+#include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -33,9 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string languages_dir() {
-  return std::string(RUNNER_LANGUAGES_DIR);
-}
+std::string languages_dir() { return std::string(RUNNER_LANGUAGES_DIR); }
 
 // Whether `program --version` runs (a pyenv shim of a version that is not
 // selected is in PATH but fails).
@@ -73,7 +72,8 @@ struct Metrics {
 // A frame the symbolizer could not name: "[unknown]", or module+0xoffset.
 bool unknown_frame(const PerfFrame& f) {
   static const std::regex kOffset(R"(^[^ ]+\+0x[0-9a-f]+$)");
-  return f.sym.empty() || f.sym == "[unknown]" || std::regex_match(f.sym, kOffset);
+  return f.sym.empty() || f.sym == "[unknown]" ||
+         std::regex_match(f.sym, kOffset);
 }
 
 // Over the samples of the busiest thread (the program's; a runtime's
@@ -118,10 +118,10 @@ void check_language(const Language& lang, const std::string& mode) {
   std::vector<std::string> command = lang.command;
   command.push_back(lang.seconds);
   auto r = run_process(
-      runner_argv("exec", folder, dir.path(),
-                  {"--warmup-time", "0", "--max-rounds", "1", "--call-graph",
-                   mode},
-                  command),
+      runner_argv(
+          "exec", folder, dir.path(),
+          {"--warmup-time", "0", "--max-rounds", "1", "--call-graph", mode},
+          command),
       {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, dir.path(), 300);
   INFO(lang.name, " ", mode, "\n", r.err);
   REQUIRE(r.exit_code == 0);
@@ -156,7 +156,8 @@ std::string python(const std::string& version) {
 void check_python(const Language& lang, const std::string& py) {
   check_language(lang, "dwarf");
   auto flags = run_process(
-      {py, "-c", "import sysconfig; print(sysconfig.get_config_var('CFLAGS'))"});
+      {py, "-c",
+       "import sysconfig; print(sysconfig.get_config_var('CFLAGS'))"});
   if (flags.out.find("-fno-omit-frame-pointer") == std::string::npos) {
     note_skip(lang.name + " --call-graph fp: the interpreter omits frame " +
               "pointers (CFLAGS: " + flags.out.substr(0, flags.out.find('\n')) +
@@ -176,8 +177,10 @@ TEST_SUITE("e2e") {
     const Language lang{
         "node",
         {node, languages_dir() + "/app.js"},
-        std::regex(R"(JS:[~*^+]?(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main) )"),
-        std::regex(R"(JS:[~*^+]?main .*app\.js)"), "2.5"};
+        std::regex(
+            R"(JS:[~*^+]?(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main) )"),
+        std::regex(R"(JS:[~*^+]?main .*app\.js)"),
+        "2.5"};
     for (const char* mode : {"dwarf", "fp"}) check_language(lang, mode);
   }
 
@@ -188,7 +191,8 @@ TEST_SUITE("e2e") {
     const Language lang{
         "python3.12",
         {py, languages_dir() + "/app.py"},
-        std::regex(R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
+        std::regex(
+            R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
         std::regex(R"(py::main:.*app\.py)")};
     check_python(lang, py);
   }
@@ -200,9 +204,59 @@ TEST_SUITE("e2e") {
     const Language lang{
         "python3.13",
         {py, languages_dir() + "/app.py"},
-        std::regex(R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
+        std::regex(
+            R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
         std::regex(R"(py::main:.*app\.py)")};
     check_python(lang, py);
+  }
+
+  TEST_CASE("languages: Node with --perf-prof (a jitdump with V8's CFI)") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string node = find_program("node");
+    if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
+    const Language lang{
+        "node --perf-prof",
+        {node, "--perf-prof", languages_dir() + "/app.js"},
+        std::regex(
+            R"(JS:[~*^+]?(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main) )"),
+        std::regex(R"(JS:[~*^+]?main .*app\.js)"),
+        "2.5"};
+    check_language(lang, "dwarf");
+  }
+
+  TEST_CASE("languages: a jitdump cut short or not a jitdump at all") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    for (const std::string kind : {"truncated", "garbage"}) {
+      CAPTURE(kind);
+      TempDir dir;
+      const std::string folder = dir.file("profile");
+      auto r = run_process(
+          runner_argv("exec", folder, dir.path(),
+                      {"--warmup-time", "0", "--max-rounds", "1"},
+                      {"/usr/bin/python3",
+                       languages_dir() + "/jitdump_writer.py", kind}),
+          {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, dir.path());
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      auto meta = read_json_file(folder + "/perf.metadata");
+      const auto& errors = meta["runner"]["module_errors"];
+      std::string maps;
+      for (const std::string& name : list_dir(folder))
+        if (name.rfind("perf-", 0) == 0)
+          maps += runner::base::read_file(folder + "/" + name).value_or("");
+      if (kind == "truncated") {
+        CHECK(errors.value("jitdump_truncated", 0) == 1);
+        CHECK(r.err.find("ends inside a record") != std::string::npos);
+        // The whole record is kept; the one cut short is not.
+        CHECK(maps.find("7e0000001000 40 jitted_function\n") !=
+              std::string::npos);
+        CHECK(maps.find("cut_short") == std::string::npos);
+      } else {
+        CHECK(errors.value("jitdump_malformed", 0) == 1);
+        CHECK(r.err.find("its JIT code stays unnamed") != std::string::npos);
+      }
+      CHECK(errors.value("not_elf", 0) == 0);  // not taken for an ELF file
+    }
   }
 
   TEST_CASE("languages: Java names its methods (perf map at exit)") {
@@ -212,17 +266,19 @@ TEST_SUITE("e2e") {
     if (java.empty() || javac.empty())
       RUNNER_SKIP_CASE("no java and javac on this machine");
     TempDir classes;
-    auto built = run_process({javac, "-d", classes.path(),
-                              languages_dir() + "/App.java"});
+    auto built = run_process(
+        {javac, "-d", classes.path(), languages_dir() + "/App.java"});
     INFO(built.err);
     REQUIRE(built.exit_code == 0);
     const Language lang{
         "java",
         {java, "-cp", classes.path(), "App"},
-        std::regex(R"(App[.:]+(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main)\b)"),
+        std::regex(
+            R"(App[.:]+(parseDocument|scoreTags|fibonacci|scoreDocument|makeDocument|main)\b)"),
         // App.main stays interpreted: the JVM's perf map names its frames
         // "Interpreter" (for perf too); the launcher's JavaMain calls it.
-        std::regex(R"(^JavaMain$)"), "3"};
+        std::regex(R"(^JavaMain$)"),
+        "3"};
     for (const char* mode : {"dwarf", "fp"}) check_language(lang, mode);
   }
 }

@@ -20,8 +20,9 @@
 //   sampled stack pointer. Only the leaf frame can be in an epilogue.
 // - Where no .eh_frame FDE covers a pc (or no module does), libdw tries
 //   .debug_frame and then the frame-pointer chain (ebl_unwind); ours, which
-//   has only the recorded .eh_frame, stops. libdw's stack
-//   is cut where that happens (the pc without CFI is kept, like ours).
+//   has only the recorded .eh_frame, takes the frame pointer too (when it
+//   looks valid). Both must then give the same frames; such samples are
+//   counted ("through the frame-pointer fallback").
 // - libdw's x86_64 ABI defaults leave rbx undefined where no CFI mentions
 //   it (tests/unit/report/cfi_oracle_test.cpp); a CFA computed from rbx in
 //   a caller would then stop libdw. Such a case shows up as a disagreement.
@@ -278,7 +279,7 @@ int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*,
 const Dwfl_Callbacks kCallbacks = {no_elf, no_debuginfo, nullptr, nullptr};
 
 // Whether libdw has .eh_frame CFI for `pc` (else it unwinds the frame with
-// its frame-pointer fallback).
+// its frame-pointer fallback, as ours does).
 bool libdw_has_cfi(Dwfl* dwfl, Dwarf_Addr pc) {
   Dwfl_Module* mod = dwfl_addrmodule(dwfl, pc);
   if (mod == nullptr) return false;
@@ -295,7 +296,7 @@ struct LibdwStack {
   Dwfl* dwfl = nullptr;
   std::vector<uint64_t> pcs;
   uint64_t next_lookup = 0;  // where libdw looks up the last frame's CFI
-  bool cut_at_fallback = false;
+  bool through_fallback = false;
   bool through_signal_frame = false;  // a frame after a signal frame
 };
 
@@ -304,10 +305,8 @@ int on_frame(Dwfl_Frame* state, void* arg) {
   Dwarf_Addr pc = 0;
   bool activation = false;
   if (!dwfl_frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
-  if (!out->pcs.empty() && !libdw_has_cfi(out->dwfl, out->next_lookup)) {
-    out->cut_at_fallback = true;  // this frame came from the fp fallback
-    return DWARF_CB_ABORT;
-  }
+  if (!out->pcs.empty() && !libdw_has_cfi(out->dwfl, out->next_lookup))
+    out->through_fallback = true;  // this frame came from the fp fallback
   if (activation && !out->pcs.empty()) out->through_signal_frame = true;
   out->pcs.push_back(pc);
   out->next_lookup = activation ? pc : pc - 1;
@@ -323,7 +322,7 @@ struct PidDwfl {
 
 struct Tally {
   size_t samples = 0, dwarf = 0, compared = 0, exact = 0, epilogue = 0;
-  size_t skipped_modules = 0, skipped_no_pid = 0, libdw_fallback_cut = 0;
+  size_t skipped_modules = 0, skipped_no_pid = 0, through_fallback = 0;
   size_t frames = 0, through_signal_frame = 0;
   std::vector<std::string> disagreements;
   size_t disagreeing = 0;
@@ -462,7 +461,7 @@ class Oracle {
     }
     ++t->compared;
     t->frames += ours.size();
-    if (libdw.cut_at_fallback) ++t->libdw_fallback_cut;
+    if (libdw.through_fallback) ++t->through_fallback;
     if (libdw.through_signal_frame) ++t->through_signal_frame;
     if (ours == libdw.pcs) {
       ++t->exact;
@@ -517,9 +516,9 @@ Tally check_folder(const std::string& folder, ElfLocator& locator) {
           " where libdw stops in the leaf's epilogue (a strict prefix of "
           "ours), ",
           t.disagreeing,
-          " disagreeing; libdw cut at its frame-pointer "
+          " disagreeing; through the frame-pointer "
           "fallback in ",
-          t.libdw_fallback_cut, "; skipped: ", t.skipped_modules,
+          t.through_fallback, "; skipped: ", t.skipped_modules,
           " touching modules not on this machine, ", t.skipped_no_pid,
           " of pids without modules",
           (missing.empty() ? "" : "; modules not available:" + missing));

@@ -1,10 +1,10 @@
-#include <doctest/doctest.h>
+#include "agent/language_env.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "agent/language_env.hpp"
+#include <doctest/doctest.h>
 
 namespace runner::agent {
 namespace {

@@ -189,7 +189,8 @@ TEST_CASE("trampoline CFI: other bytes are not taken for a trampoline") {
   // An aarch64 build, a frame-pointer build, a byte off, one too many.
   for (const char* hex : {"fd7bbfa9fd030091", "554889e5ffd15dc3",
                           "4883ec08ffd04883c408c3", "4883ec08ffd14883c408c390"})
-    CHECK_FALSE(format::cpython_trampoline_unwind_data(from_hex(hex)).has_value());
+    CHECK_FALSE(
+        format::cpython_trampoline_unwind_data(from_hex(hex)).has_value());
 }
 
 }  // namespace
