@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -256,6 +258,63 @@ TEST_SUITE("e2e") {
         CHECK(r.err.find("its JIT code stays unnamed") != std::string::npos);
       }
       CHECK(errors.value("not_elf", 0) == 0);  // not taken for an ELF file
+    }
+  }
+
+  TEST_CASE(
+      "stripped binaries: gzip and xz frames never take an import's name") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    {
+      // 4 MiB that do not compress: both programs work on all of it.
+      std::string data(4 << 20, '\0');
+      uint64_t x = 88172645463325252ull;
+      for (char& c : data) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        c = static_cast<char>(x);
+      }
+      REQUIRE(runner::base::write_file_atomic(dir.file("data"), data));
+    }
+    std::map<std::string, std::string> dso_of;  // program -> its real path
+    for (const char* program : {"gzip", "xz"}) {
+      const std::string path = find_program(program);
+      if (path.empty()) RUNNER_SKIP_CASE(std::string("no ") + program);
+      dso_of[program] = fs::canonical(path).string();
+    }
+    const std::string folder = dir.file("profile");
+    auto r = run_process(
+        runner_argv("exec", folder, dir.path(),
+                    {"--warmup-time", "0", "--max-rounds", "1"},
+                    {"/bin/sh", "-c",
+                     "gzip -6 -c data >/dev/null && xz -1 -T1 -c data "
+                     ">/dev/null"}),
+        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, dir.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    REQUIRE(report.exit_code == 0);
+    const auto samples = parse_perf_script(report.out);
+    for (const auto& [program, dso] : dso_of) {
+      CAPTURE(program);
+      // Its imports (nm -D --undefined-only), versions cut off.
+      auto nm = run_process({"nm", "-D", "--undefined-only", dso});
+      REQUIRE(nm.exit_code == 0);
+      std::set<std::string> imports;
+      std::istringstream lines(nm.out);
+      for (std::string line; std::getline(lines, line);) {
+        std::string name = line.substr(line.find_last_of(' ') + 1);
+        imports.insert(name.substr(0, name.find('@')));
+      }
+      REQUIRE(imports.count("__cxa_finalize") == 1);
+      size_t frames = 0;
+      for (const auto& sample : samples)
+        for (const auto& f : sample.frames) {
+          if (f.dso != dso) continue;
+          ++frames;
+          CHECK_MESSAGE(imports.count(f.sym) == 0, f.sym);
+        }
+      CHECK(frames >= 20);
     }
   }
 
