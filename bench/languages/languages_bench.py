@@ -167,6 +167,8 @@ def main():
     parser.add_argument("--harness", required=True)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
+    args.runner = os.path.abspath(args.runner)
+    args.harness = os.path.abspath(args.harness)
     rows = []
     with tempfile.TemporaryDirectory() as classes:
         for name, command, own, main_re in languages(classes):
