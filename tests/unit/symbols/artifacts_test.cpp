@@ -149,6 +149,31 @@ TEST_SUITE("symbols") {
     CHECK(pid200[0].avma_range == Range{last.start, last.end});
   }
 
+  TEST_CASE("a pid mapping one file twice gets each mapping's load bias") {
+    // As node maps itself: its text, and a remap of part of it elsewhere
+    // (V8's embedded builtins), each with its own bias.
+    runner::testing::TempDir out;
+    std::vector<ModuleMapping> mappings =
+        mappings_for(prog_pie(), 100, 0x555555554000);
+    ModuleMapping remap = mappings.back();
+    remap.start = 0x7f0000000000;
+    remap.end = remap.start + kPage;
+    mappings.push_back(remap);
+    auto set = build_artifacts(mappings, options_for(out.path(), 1, false));
+    REQUIRE(set);
+    REQUIRE(set->modules.size() == 1);
+    const auto& pid100 = set->by_pid.at(100);
+    REQUIRE(pid100.size() == 2);
+    CHECK(pid100[0].key == pid100[1].key);
+    CHECK(pid100[0].load_bias == 0x555555554000);
+    CHECK(pid100[0].avma_range.start == mappings.front().start);
+    // The remap maps the same file offset as the text, 0x7f0000000000 on.
+    const uint64_t text_start = mappings[mappings.size() - 2].start;
+    CHECK(pid100[1].load_bias == 0x555555554000 + (remap.start - text_start));
+    CHECK(pid100[1].avma_range == Range{remap.start, remap.end});
+    CHECK(pid100[1].base_avma == pid100[1].load_bias);
+  }
+
   TEST_CASE("keys do not depend on mapping order or thread count") {
     runner::testing::TempDir out1, out2;
     std::string libc, ld;
