@@ -1,6 +1,7 @@
 #include "agent/session.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +77,37 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
     RUNNER_LOG(kLog, kError)
         << "perf.pipedata is incomplete: " << stats.write_error;
   }
+}
+
+// The runner's CPU time so far (every thread: FIFO server, drain thread).
+uint64_t own_cpu_ns() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto ns = [](const timeval& tv) {
+    return static_cast<uint64_t>(tv.tv_sec) * 1000000000u +
+           static_cast<uint64_t>(tv.tv_usec) * 1000u;
+  };
+  return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
+uint64_t monotonic_ns() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// What the runner itself cost while the benchmark ran: its CPU time as a
+// share of one core over the sampling period (getrusage).
+void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns, uint64_t drain_ns) {
+  if (wall_ns == 0) return;
+  std::fprintf(
+      stderr,
+      "runner: its own CPU while sampling: %.1f ms, %.2f%% of one "
+      "core over %.2f s (drain thread %.1f ms)\n",
+      static_cast<double>(cpu_ns) / 1e6,
+      100.0 * static_cast<double>(cpu_ns) / static_cast<double>(wall_ns),
+      static_cast<double>(wall_ns) / 1e9, static_cast<double>(drain_ns) / 1e6);
 }
 
 std::vector<std::string> result_uris(const ResultsFiles& results) {
@@ -300,6 +332,8 @@ std::optional<int> Session::start_sampler() {
       profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
   if (created) {
     sampler_ = std::move(*created);
+    sampling_cpu_start_ns_ = own_cpu_ns();
+    sampling_wall_start_ns_ = monotonic_ns();
     RUNNER_LOG(kLog, kDebug) << "sampling event: " << sampler_->event_name();
     return std::nullopt;
   }
@@ -359,6 +393,9 @@ void Session::finish_sampler() {
   if (stats) {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
+    print_own_cpu(own_cpu_ns() - sampling_cpu_start_ns_,
+                  monotonic_ns() - sampling_wall_start_ns_,
+                  stats->drain_cpu_ns);
   } else {
     RUNNER_LOG(kLog, kError) << "finishing sampling: " << stats.error().what();
   }

@@ -111,6 +111,9 @@ class Session {
   // What the run collected.
   fifo::RunData run_;
   std::optional<profiler::SamplerStats> sampler_stats_;
+  // The runner's own CPU time and the clock when sampling started (the run
+  // summary gives what the runner cost while the benchmark ran).
+  uint64_t sampling_cpu_start_ns_ = 0, sampling_wall_start_ns_ = 0;
 };
 
 // Session::create + Session::run, printing a failed prepare phase.
