@@ -27,6 +27,7 @@
 
 #include "base/fs.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/runtimes.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -37,34 +38,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string languages_dir() { return std::string(RUNNER_LANGUAGES_DIR); }
-
-// Whether `program --version` runs (a pyenv shim of a version that is not
-// selected is in PATH but fails).
-bool runs(const std::string& program) {
-  return run_process({program, "--version"}, {}, "", 60).exit_code == 0;
-}
-
-// `name` in PATH, else under pyenv's versions (how CPython 3.12/3.13 come
-// to a Debian 12 machine, whose own python3 is 3.11); "" when absent.
-std::string find_program(const std::string& name) {
-  auto r = run_process({"/bin/sh", "-c", "command -v " + name});
-  if (r.exit_code == 0 && !r.out.empty()) {
-    std::string path = r.out.substr(0, r.out.find('\n'));
-    if (runs(path)) return path;
-  }
-  std::vector<std::string> roots;
-  if (const char* root = std::getenv("PYENV_ROOT")) roots.push_back(root);
-  if (const char* home = std::getenv("HOME"))
-    roots.push_back(std::string(home) + "/.pyenv");
-  std::error_code ec;
-  for (const std::string& root : roots)
-    for (const auto& version : fs::directory_iterator(root + "/versions", ec)) {
-      fs::path candidate = version.path() / "bin" / name;
-      if (::access(candidate.c_str(), X_OK) == 0 && runs(candidate.string()))
-        return candidate.string();
-    }
-  return {};
-}
 
 struct Metrics {
   size_t samples = 0, unknown_leaf = 0, own = 0, main = 0;
@@ -146,16 +119,19 @@ void check_language(const Language& lang, const std::string& mode) {
   CHECK(m.pct(m.main) >= 85.0);
 }
 
-// CPython `version` ("3.12") or "" when the machine has none.
-std::string python(const std::string& version) {
-  return find_program("python" + version);
-}
-
 // Frame-pointer mode walks CPython only when the interpreter keeps frame
 // pointers (built with -fno-omit-frame-pointer, as Fedora's and Ubuntu
 // 24.04's are); perf has the same limit. Otherwise that mode is skipped with
 // the reason.
-void check_python(const Language& lang, const std::string& py) {
+void check_python(const std::string& version) {
+  const std::string py = find_runtime("python" + version);
+  if (py.empty()) RUNNER_SKIP_CASE("no python" + version + " on this machine");
+  const Language lang{
+      "python" + version,
+      {py, languages_dir() + "/app.py"},
+      std::regex(
+          R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
+      std::regex(R"(py::main:.*app\.py)")};
   check_language(lang, "dwarf");
   auto flags = run_process(
       {py, "-c",
@@ -174,7 +150,7 @@ void check_python(const Language& lang, const std::string& py) {
 TEST_SUITE("e2e") {
   TEST_CASE("languages: Node names and walks its JavaScript functions") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
-    const std::string node = find_program("node");
+    const std::string node = find_runtime("node");
     if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
     const Language lang{
         "node",
@@ -188,33 +164,17 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("languages: CPython 3.12 names its functions (perf trampolines)") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
-    const std::string py = python("3.12");
-    if (py.empty()) RUNNER_SKIP_CASE("no python3.12 on this machine");
-    const Language lang{
-        "python3.12",
-        {py, languages_dir() + "/app.py"},
-        std::regex(
-            R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
-        std::regex(R"(py::main:.*app\.py)")};
-    check_python(lang, py);
+    check_python("3.12");
   }
 
   TEST_CASE("languages: CPython 3.13 names its functions (jitdump)") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
-    const std::string py = python("3.13");
-    if (py.empty()) RUNNER_SKIP_CASE("no python3.13 on this machine");
-    const Language lang{
-        "python3.13",
-        {py, languages_dir() + "/app.py"},
-        std::regex(
-            R"(py::(parse_document|score_tags|fibonacci|score_document|make_document|main):)"),
-        std::regex(R"(py::main:.*app\.py)")};
-    check_python(lang, py);
+    check_python("3.13");
   }
 
   TEST_CASE("languages: Node with --perf-prof (a jitdump with V8's CFI)") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
-    const std::string node = find_program("node");
+    const std::string node = find_runtime("node");
     if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
     const Language lang{
         "node --perf-prof",
@@ -277,7 +237,7 @@ TEST_SUITE("e2e") {
     }
     std::map<std::string, std::string> dso_of;  // program -> its real path
     for (const char* program : {"gzip", "xz"}) {
-      const std::string path = find_program(program);
+      const std::string path = find_runtime(program);
       if (path.empty()) RUNNER_SKIP_CASE(std::string("no ") + program);
       dso_of[program] = fs::canonical(path).string();
     }
@@ -320,8 +280,8 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("languages: Java names its methods (perf map at exit)") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
-    const std::string java = find_program("java");
-    const std::string javac = find_program("javac");
+    const std::string java = find_runtime("java");
+    const std::string javac = find_runtime("javac");
     if (java.empty() || javac.empty())
       RUNNER_SKIP_CASE("no java and javac on this machine");
     TempDir classes;

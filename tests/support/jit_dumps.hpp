@@ -11,17 +11,44 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "base/base.hpp"
+#include "tests/support/runtimes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace runner::testing {
 
-inline constexpr const char* kPython313 =
-    "/root/.pyenv/versions/3.13.0/bin/python3.13";
+// Bytes written as hex digits ("4883ec08...").
+inline std::vector<uint8_t> from_hex(std::string_view hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(
+        std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
+  return out;
+}
+
+// The UNWINDING_INFO data of a real CPython 3.13.0 x86-64 dump (-X
+// perf_jit): 48 bytes of .eh_frame (CIE "zR", FDE), then the 20-byte
+// .eh_frame_hdr; the trampoline it describes is 11 bytes long.
+inline std::vector<uint8_t> cpython_unwind_info() {
+  return from_hex(
+      "1400000000000000017a5200017810011b0c070890010000140000001c000000d0ffffff"
+      "0b00000000440e10460e0800011b033bccffffff01000000c0ffffffe8ffffff");
+}
+
+// The same from node 20 (V8) for a 176-byte TurboFan body (its FDE covers
+// 173): 68 bytes of .eh_frame (CIE v3 "zLR", FDE, zero terminator), then
+// the hdr.
+inline std::vector<uint8_t> v8_unwind_info() {
+  return from_hex(
+      "1800000000000000037a4c520001781002ff1b0c07089001000000002000000020000000"
+      "2cffffffad000000004f0e108602430d06024c0d07410e08520c06100000000001"
+      "1b033bb8ffffff010000000cffffffd8ffffff");
+}
 
 struct JitDumpRun {
   std::string skip;  // why there is no dump (the runtime is missing)
@@ -78,13 +105,14 @@ inline JitDumpRun node_perf_prof_dump(const std::string& script) {
 // `script` run by `python3.13 -X perf_jit -c`.
 inline JitDumpRun python_perf_jit_dump(const std::string& script) {
   JitDumpRun out;
-  if (::access(kPython313, X_OK) != 0) {
-    out.skip = std::string(kPython313) + " is not installed";
+  const std::string python = find_runtime("python3.13");
+  if (python.empty()) {
+    out.skip = "python3.13 is not installed (PATH, pyenv)";
     return out;
   }
   TempDir dir;
   bool ok = false;
-  out.pid = detail::run_to_end({kPython313, "-X", "perf_jit", "-c", script},
+  out.pid = detail::run_to_end({python, "-X", "perf_jit", "-c", script},
                                dir.path(), &ok);
   const std::string dump = "/tmp/jit-" + std::to_string(out.pid) + ".dump";
   struct Remove {

@@ -22,23 +22,13 @@ using format::ByteWriter;
 using format::JitCode;
 using format::JitDump;
 
-std::vector<uint8_t> from_hex(std::string_view hex) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<uint8_t>(
-        std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
+using testing::from_hex;
 
-// UNWINDING_INFO data of a real CPython 3.13.0 x86-64 dump (11-byte
-// trampoline) and of node 20 for a 176-byte TurboFan body (FDE covers 173).
-const std::vector<uint8_t> kCpythonUnwind = from_hex(
-    "1400000000000000017a5200017810011b0c070890010000140000001c000000d0ffffff"
-    "0b00000000440e10460e0800011b033bccffffff01000000c0ffffffe8ffffff");
-const std::vector<uint8_t> kV8Unwind = from_hex(
-    "1800000000000000037a4c520001781002ff1b0c07089001000000002000000020000000"
-    "2cffffffad000000004f0e108602430d06024c0d07410e08520c06100000000001"
-    "1b033bb8ffffff010000000cffffffd8ffffff");
+// Real unwind info (tests/support/jit_dumps.hpp): CPython 3.13.0's for its
+// 11-byte trampoline, node 20's for a 176-byte TurboFan body (FDE covers
+// 173).
+const std::vector<uint8_t> kCpythonUnwind = testing::cpython_unwind_info();
+const std::vector<uint8_t> kV8Unwind = testing::v8_unwind_info();
 
 // A dump of one UNWINDING_INFO and the CODE_LOAD it describes.
 JitCode one_body(const std::vector<uint8_t>& unwind, uint64_t code_size) {
