@@ -168,7 +168,8 @@ void add_profile_options(CLI::App& app, RunOptions& run) {
       "Leave NODE_OPTIONS, PYTHONPERFSUPPORT, PYTHON_PERF_JIT_SUPPORT and "
       "JAVA_TOOL_OPTIONS as they are (by default the runner adds perf maps, "
       "jitdumps and frame pointers for Node, CPython and Java, extending what "
-      "is set)");
+      "is set; under exec, exec-harness still adds --perf-basic-prof to "
+      "NODE_OPTIONS, as CodSpeed's does)");
   add_parsed_option(app, "--kill-after", run.kill_after, parse_kill_after,
                     "DURATION",
                     "When the runner is interrupted it forwards the signal to "

@@ -172,6 +172,48 @@ TEST_SUITE("e2e") {
     check_python("3.13");
   }
 
+  TEST_CASE(
+      "language support: set for the benchmark, the user's values extended, "
+      "nothing with --no-language-support") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    for (const bool off : {false, true}) {
+      CAPTURE(off);
+      TempDir dir;
+      std::vector<std::string> extra = {"--warmup-time", "0", "--max-rounds",
+                                        "1"};
+      if (off) extra.push_back("--no-language-support");
+      auto r = run_process(
+          runner_argv("exec", dir.file("profile"), dir.path(), extra,
+                      {"/bin/sh", "-c", "env > env.txt"}),
+          {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN"),
+           "NODE_OPTIONS=--max-old-space-size=64", "PYTHONPERFSUPPORT=0"},
+          dir.path());
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      const std::string env =
+          runner::base::read_file(dir.file("env.txt")).value_or("");
+      REQUIRE_FALSE(env.empty());
+      CHECK((r.err.find("runner: language support:") == std::string::npos) ==
+            off);
+      CHECK(env.find("PYTHONPERFSUPPORT=0\n") != std::string::npos);
+      if (off) {
+        // exec-harness adds --perf-basic-prof itself, as CodSpeed's does.
+        CHECK(env.find("NODE_OPTIONS=--max-old-space-size=64 "
+                       "--perf-basic-prof\n") != std::string::npos);
+        CHECK(env.find("JAVA_TOOL_OPTIONS=") == std::string::npos);
+        CHECK(env.find("PYTHON_PERF_JIT_SUPPORT=") == std::string::npos);
+      } else {
+        CHECK(env.find("NODE_OPTIONS=--max-old-space-size=64 "
+                       "--perf-basic-prof "
+                       "--interpreted-frames-native-stack\n") !=
+              std::string::npos);
+        CHECK(env.find("JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer") !=
+              std::string::npos);
+        CHECK(env.find("PYTHON_PERF_JIT_SUPPORT=1\n") != std::string::npos);
+      }
+    }
+  }
+
   TEST_CASE("languages: Node with --perf-prof (a jitdump with V8's CFI)") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     const std::string node = find_runtime("node");
