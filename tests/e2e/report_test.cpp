@@ -46,9 +46,9 @@ std::string bare_name(const PerfFrame& f) {
 // unresolved frames of either side are "[unknown]"; a vdso frame is
 // "[vdso]" whatever name the vdso's symbols give it (perf versions name it
 // __vdso_clock_gettime, clock_gettime or [unknown]).
-// `plt_ips`: addresses perf named "name@plt" in the same recording; ours
-// leaves them unresolved where no symbol precedes a library's .plt
-// (libstdc++ has no _init there), so they are "[plt]" on both sides.
+// `plt_ips`: addresses perf named "name@plt" in the same recording; they
+// are "[plt]" on both sides (ours names every PLT section's entries,
+// .plt.got's too, where perf 6.1 may print an offset).
 std::vector<std::string> normalized_stack(
     const PerfSample& s, const std::set<uint64_t>* plt_ips = nullptr) {
   std::vector<std::string> names;
@@ -60,9 +60,9 @@ std::vector<std::string> normalized_stack(
     if (f.dso.find("vdso") != std::string::npos ||
         name.rfind("__vdso_", 0) == 0)
       name = "[vdso]";
-    // PLT stubs have no ELF symbol: perf synthesizes "memcpy@plt", while
-    // .symbols.map (spec §5.5: zero sizes reach the next symbol) covers the
-    // PLT with the symbol before it, _init.
+    // PLT stubs have no ELF symbol: perf and .symbols.map both synthesize
+    // "memcpy@plt" (symbols/plt.cpp); _init stays here for profiles of
+    // runners before that, whose zero-size _init covered the PLT.
     if (name.ends_with("@plt") || name == "_init") name = "[plt]";
     names.push_back(name);
   }
