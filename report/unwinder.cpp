@@ -161,8 +161,8 @@ std::optional<StackEnd> frame_pointer_step(const RegState& regs,
     return fp - mem.base < kMaxStackDepth ? StackEnd::kTruncated
                                           : StackEnd::kUnknown;
   if (ra == 0) return StackEnd::kComplete;
-  for (int reg : {kDwarfRbx, 12, 13, 14, 15})
-    if (regs.has(reg)) caller->set(reg, regs.value[static_cast<size_t>(reg)]);
+  caller->value = regs.value;
+  caller->valid = regs.valid & kCalleeSaved;
   caller->set(kDwarfRsp, fp + 16);
   caller->set(kDwarfRbp, saved_fp);
   caller->set(kDwarfRa, ra);
