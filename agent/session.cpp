@@ -79,24 +79,6 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
   }
 }
 
-// The runner's CPU time so far (every thread: FIFO server, drain thread).
-uint64_t own_cpu_ns() {
-  struct rusage usage {};
-  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  auto ns = [](const timeval& tv) {
-    return static_cast<uint64_t>(tv.tv_sec) * 1000000000u +
-           static_cast<uint64_t>(tv.tv_usec) * 1000u;
-  };
-  return ns(usage.ru_utime) + ns(usage.ru_stime);
-}
-
-uint64_t monotonic_ns() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(ts.tv_nsec);
-}
-
 // What the runner itself cost while the benchmark ran: its CPU time as a
 // share of one core over the sampling period (getrusage).
 void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns, uint64_t drain_ns) {
@@ -332,8 +314,8 @@ std::optional<int> Session::start_sampler() {
       profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
   if (created) {
     sampler_ = std::move(*created);
-    sampling_cpu_start_ns_ = own_cpu_ns();
-    sampling_wall_start_ns_ = monotonic_ns();
+    sampling_cpu_start_ns_ = base::cpu_time_ns(RUSAGE_SELF);
+    sampling_wall_start_ns_ = base::monotonic_ns();
     RUNNER_LOG(kLog, kDebug) << "sampling event: " << sampler_->event_name();
     return std::nullopt;
   }
@@ -393,8 +375,8 @@ void Session::finish_sampler() {
   if (stats) {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
-    print_own_cpu(own_cpu_ns() - sampling_cpu_start_ns_,
-                  monotonic_ns() - sampling_wall_start_ns_,
+    print_own_cpu(base::cpu_time_ns(RUSAGE_SELF) - sampling_cpu_start_ns_,
+                  base::monotonic_ns() - sampling_wall_start_ns_,
                   stats->drain_cpu_ns);
   } else {
     RUNNER_LOG(kLog, kError) << "finishing sampling: " << stats.error().what();

@@ -10,6 +10,7 @@
 //    (SpawnOptions::mount_namespace_fd).
 //  - process tree: subreaper, reaping and killing what a benchmark left.
 //  - monotonic_ns: CLOCK_MONOTONIC in nanoseconds.
+//  - cpu_time_ns: the process's or the calling thread's CPU time (getrusage).
 //  - fs helpers: write a file atomically (temp name + rename).
 //  - text helpers: take_item walks a separated list ("a,b,c").
 #pragma once

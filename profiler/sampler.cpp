@@ -299,17 +299,9 @@ void Sampler::Impl::run() {
       drain_pass(/*in_window=*/in_window && !requested);
   }
   drain_pass();
-  rusage usage{};
-  if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
-    uint64_t ns = (static_cast<uint64_t>(usage.ru_utime.tv_sec) +
-                   static_cast<uint64_t>(usage.ru_stime.tv_sec)) *
-                      1000000000ULL +
-                  (static_cast<uint64_t>(usage.ru_utime.tv_usec) +
-                   static_cast<uint64_t>(usage.ru_stime.tv_usec)) *
-                      1000ULL;
-    std::lock_guard<std::mutex> lock(mutex);
-    stats.drain_cpu_ns = ns;
-  }
+  const uint64_t drain_cpu_ns = base::cpu_time_ns(RUSAGE_THREAD);
+  std::lock_guard<std::mutex> lock(mutex);
+  stats.drain_cpu_ns = drain_cpu_ns;
 }
 
 uint64_t default_mmap_size(const SamplerOptions& options) {
