@@ -428,10 +428,8 @@ base::Status finalize_profile(FinalizeInput input) {
   const std::map<int32_t, std::string> perf_maps =
       copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
                      jit.perf_map_lines, write_failures);
-  std::vector<std::pair<std::string, std::string>> module_keys;
-  for (const auto& m : artifacts.modules)
-    module_keys.emplace_back(m.key, m.path);
-  add_cpython_trampolines(layout, mappings.tracked, module_keys, perf_maps, jit,
+  add_cpython_trampolines(layout, mappings.tracked, artifacts.modules,
+                          perf_maps, jit,
                           artifacts.modules.size() + jit.keys.size());
   write_failures.insert(write_failures.end(), jit.write_failures.begin(),
                         jit.write_failures.end());

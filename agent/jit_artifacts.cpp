@@ -195,11 +195,12 @@ struct Trampoline {
 void add_cpython_trampolines(
     const format::ProfileLayout& layout,
     const std::vector<perfdata::TrackedMapping>& mappings,
-    const std::vector<std::pair<std::string, std::string>>& module_keys,
+    const std::vector<symbols::ModuleInfo>& modules,
     const std::map<int32_t, std::string>& perf_maps, JitArtifacts& out,
     size_t key_index) {
   std::map<std::string, std::string> key_of_path;
-  for (const auto& [key, path] : module_keys) key_of_path.emplace(path, key);
+  for (const symbols::ModuleInfo& m : modules)
+    key_of_path.emplace(m.path, m.key);
   std::map<std::string, Trampoline> by_interpreter;  // by interpreter path
   // The trampoline of the pid's interpreter, its CFI written on first use.
   auto trampoline_of = [&](int32_t pid) -> const Trampoline* {

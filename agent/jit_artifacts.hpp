@@ -26,6 +26,7 @@
 
 #include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
+#include "symbols/symbols.hpp"
 
 namespace runner::agent {
 
@@ -66,7 +67,7 @@ JitArtifacts build_jit_artifacts(
 void add_cpython_trampolines(
     const format::ProfileLayout& layout,
     const std::vector<perfdata::TrackedMapping>& mappings,
-    const std::vector<std::pair<std::string, std::string>>& module_keys,
+    const std::vector<symbols::ModuleInfo>& modules,
     const std::map<int32_t, std::string>& perf_maps, JitArtifacts& out,
     size_t key_index);
 
