@@ -300,6 +300,15 @@ base::Result<unsigned> parse_top(const std::string& text) {
                      std::to_string(kMaxTop));
 }
 
+// Report threads: 1..kMaxReportThreads.
+base::Result<unsigned> parse_threads(const std::string& text) {
+  auto n = format::parse_count(text, "number");
+  if (n && *n >= 1 && *n <= report::kMaxReportThreads)
+    return static_cast<unsigned>(*n);
+  return base::Error("'" + text + "' is not allowed: expected 1.." +
+                     std::to_string(report::kMaxReportThreads));
+}
+
 // A count in [min, kMaxPairs].
 auto pair_count_parser(uint64_t min) {
   return [min](const std::string& text) -> base::Result<uint64_t> {
@@ -369,6 +378,9 @@ void add_report(CLI::App& app, CommandLine& out) {
                   "viewer)");
   add_parsed_option(*report, "--top", options.top, parse_top, "N",
                     "Functions per benchmark in the summary (default 10)");
+  add_parsed_option(*report, "--threads", options.threads, parse_threads, "N",
+                    "Threads: one reads, symbolizes and writes in file order, "
+                    "the others unwind (default: one per CPU; 1: no pool)");
 }
 
 constexpr const char* kCompareDescription =

@@ -54,7 +54,9 @@ struct PipedataReader::Impl {
   // Regular files: the current window of the file, mapped.
   bool mapped = false;
   uint64_t file_size = 0;
-  base::MappedRegion window;
+  // Shared: a caller may keep a window alive past the reader's next move
+  // (last_stack_owner) to read a stack copy where it lies.
+  std::shared_ptr<const base::MappedRegion> window;
   const uint8_t* data = nullptr;  // buf.get() or the window
   size_t begin = 0, end = 0;      // unread bytes are data[begin, end)
   uint64_t offset = 0;            // file offset of data[begin]
@@ -114,7 +116,7 @@ struct PipedataReader::Impl {
     const uint64_t start = offset & ~(page - 1);
     const uint64_t length = std::min<uint64_t>(
         file_size - start, kWindowSize + kMaxRecordSize + page);
-    window = base::MappedRegion();  // unmap the old window first
+    window.reset();  // unmap the old window first (unless a caller keeps it)
     auto region = base::MappedRegion::map(fd.get(), static_cast<size_t>(length),
                                           PROT_READ, MAP_PRIVATE | MAP_POPULATE,
                                           static_cast<off_t>(start));
@@ -122,10 +124,10 @@ struct PipedataReader::Impl {
       done = true;
       return std::move(region).error().context("mmap " + path);
     }
-    window = std::move(*region);
-    ::madvise(const_cast<uint8_t*>(window.bytes().data()), window.size(),
+    window = std::make_shared<const base::MappedRegion>(std::move(*region));
+    ::madvise(const_cast<uint8_t*>(window->bytes().data()), window->size(),
               MADV_SEQUENTIAL);
-    data = window.bytes().data();
+    data = window->bytes().data();
     begin = static_cast<size_t>(offset - start);
     end = static_cast<size_t>(length);
     if (start + length >= file_size) eof = true;
@@ -484,6 +486,11 @@ base::Result<bool> PipedataReader::next_into(Record& record, bool copy_stack) {
 
 std::span<const uint8_t> PipedataReader::last_stack() const {
   return impl_->last_stack;
+}
+
+std::shared_ptr<const void> PipedataReader::last_stack_owner() const {
+  if (!impl_->mapped || impl_->last_stack.empty()) return nullptr;
+  return impl_->window;
 }
 
 const std::vector<EventAttr>& PipedataReader::attrs() const {

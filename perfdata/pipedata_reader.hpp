@@ -93,6 +93,11 @@ class PipedataReader {
   // valid until the next call to next()/next_into(); empty when the last
   // record was not a sample with a stack.
   std::span<const uint8_t> last_stack() const;
+  // What keeps last_stack() valid past the next call: a regular file's
+  // mapped window, shared (the reader maps a new one and lets this go).
+  // nullptr when the stack copy lies in a buffer the reader reuses (a FIFO
+  // or other stream): copy it then.
+  std::shared_ptr<const void> last_stack_owner() const;
 
   const std::vector<EventAttr>& attrs() const;
   // The attr an identifier belongs to, or nullptr.

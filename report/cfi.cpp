@@ -448,11 +448,13 @@ base::Result<EhFrame> EhFrame::create(
       f.hdr_count_ = count;
     }
   }
+  // Indexed now rather than on the first lookup: lookups then never write,
+  // and several unwinding threads may share the EhFrame.
+  if (f.hdr_table_ == nullptr) f.build_index();
   return f;
 }
 
 void EhFrame::build_index() {
-  indexed_ = true;
   index_ = all_fdes();
   std::sort(index_.begin(), index_.end(),
             [](const FdeInfo& a, const FdeInfo& b) {
@@ -534,7 +536,6 @@ std::optional<FdeInfo> EhFrame::find_fde(uint64_t svma) {
       return std::nullopt;
     return fde->info;
   }
-  if (!indexed_) build_index();
   auto it = std::upper_bound(
       index_.begin(), index_.end(), svma,
       [](uint64_t a, const FdeInfo& f) { return a < f.pc_begin; });

@@ -69,7 +69,8 @@ struct CfiStats {
 class EhFrame {
  public:
   // `eh_frame_hdr` may be absent or unusable (unsupported table encoding):
-  // then every FDE is indexed once, on the first lookup.
+  // then every FDE is indexed once, here. Lookups (find_fde, find_row) do
+  // not modify the EhFrame: threads may share one.
   static base::Result<EhFrame> create(
       std::vector<uint8_t> eh_frame, uint64_t eh_frame_svma,
       std::optional<std::vector<uint8_t>> eh_frame_hdr, uint64_t hdr_svma);
@@ -97,7 +98,6 @@ class EhFrame {
   uint64_t hdr_svma_ = 0;
   const uint8_t* hdr_table_ = nullptr;  // (initial_loc, fde) sdata4 pairs
   uint64_t hdr_count_ = 0;
-  bool indexed_ = false;
   std::vector<FdeInfo> index_;  // sorted by pc_begin (no-hdr fallback)
   mutable CfiStats stats_;
 };

@@ -184,11 +184,17 @@ std::string ProfileFolder::key_path(const std::string& key) const {
   return format::ProfileLayout::key_file_name(key);
 }
 
+void ProfileFolder::warn(std::string text) {
+  std::lock_guard<std::mutex> lock(*loading_);
+  warnings_.push_back(std::move(text));
+}
+
 void ProfileFolder::warn_once(const std::string& key, const std::string& text) {
   if (warned_.insert(key).second) warnings_.push_back(text);
 }
 
 const ModuleSymbols* ProfileFolder::symbols(const std::string& key) {
+  std::lock_guard<std::mutex> lock(*loading_);
   auto it = symbols_.find(key);
   if (it != symbols_.end()) return it->second.get();
   std::unique_ptr<ModuleSymbols> table;
@@ -205,6 +211,7 @@ const ModuleSymbols* ProfileFolder::symbols(const std::string& key) {
 }
 
 UnwindModule* ProfileFolder::unwind(const std::string& key) {
+  std::lock_guard<std::mutex> lock(*loading_);
   auto it = unwind_.find(key);
   if (it != unwind_.end()) return it->second.get();
   std::unique_ptr<UnwindModule> module;
@@ -237,6 +244,7 @@ UnwindModule* ProfileFolder::unwind(const std::string& key) {
 }
 
 const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
+  std::lock_guard<std::mutex> lock(*loading_);
   auto it = perf_maps_.find(pid);
   if (it != perf_maps_.end()) return it->second.get();
   std::unique_ptr<std::vector<JitSymbol>> map;

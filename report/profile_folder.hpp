@@ -1,11 +1,16 @@
 // ProfileFolder: the artifacts of one profile folder, loaded on demand.
 // Missing or corrupt artifacts are warnings: the affected frames become
-// unknown, everything else is still reported.
+// unknown, everything else is still reported. The loaders (symbols, unwind,
+// perf_map) may be called from several threads (the report's unwinding
+// pool and its main thread): they load under one lock, and what they
+// return is never modified afterwards. warn() may be called from any
+// thread; warnings() is read once the others are done.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -75,6 +80,8 @@ class ProfileFolder {
   bool filter_pids() const { return filter_pids_; }
   bool has_metadata() const { return has_metadata_; }
   std::vector<std::string>& warnings() { return warnings_; }
+  // Adds a warning; any thread.
+  void warn(std::string text);
 
  private:
   ProfileFolder() = default;
@@ -91,6 +98,7 @@ class ProfileFolder {
   std::vector<Window> windows_;
   std::set<int32_t> tracked_pids_;
   bool filter_pids_ = false;
+  std::unique_ptr<std::mutex> loading_ = std::make_unique<std::mutex>();
   std::set<std::string> warned_;
   std::vector<std::string> warnings_;
 };

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "base/base.hpp"
@@ -19,6 +20,7 @@
 #include "report/output.hpp"
 #include "report/profile_folder.hpp"
 #include "report/symbolizer.hpp"
+#include "report/unwind_pool.hpp"
 #include "report/unwinder.hpp"
 
 namespace runner::report {
@@ -37,6 +39,11 @@ perfdata::SampleRecord without_vectors(const perfdata::SampleRecord& sample) {
   out.misc = sample.misc;
   out.attr = sample.attr;
   return out;
+}
+
+unsigned report_threads(unsigned requested) {
+  if (requested != 0) return requested;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxReportThreads);
 }
 
 // The outputs of each format, in the order they are finished and named on
@@ -77,6 +84,9 @@ class Pipeline {
         symbolizer_(folder, options.demangle, options.inline_frames),
         attribution_(folder) {
     totals_.folder = options.folder;
+    const unsigned threads = report_threads(options.threads);
+    // The reading thread, threads - 1 unwinding ones, and this one.
+    if (threads > 1) pool_ = std::make_unique<UnwindPool>(folder, threads - 1);
   }
 
   // The outputs of options.format (the report directory is made first
@@ -102,28 +112,38 @@ class Pipeline {
     perfdata::SampleRecord sample;  // without its vectors
     UnwoundStack stack;
   };
-  // perf-script: a COMM or FORK of the current round, applied in time order
-  // between the samples (a thread forked just after an exec takes the new
-  // name, not the one in force when the round ends).
-  struct SideBand {
-    uint64_t time = 0;
-    uint32_t tid = 0, parent_tid = 0;
-    bool is_fork = false;
-    std::string comm;
-  };
+  // perf-script: the COMMs and FORKs of the current round (SideBand) are
+  // applied in time order between the samples (a thread forked just after
+  // an exec takes the new name, not the one in force when the round ends).
   void apply(const SideBand& event);
+  // Samples per batch, and records read into one batch at most.
+  static constexpr size_t kBatchSize = 256;
+  static constexpr size_t kMaxBatchRecords = 4096;
 
   ReportDir make_report_dir();
-  void on_record(const perfdata::Record& record,
-                 std::span<const uint8_t> stack);
-  void on_sample(const perfdata::SampleRecord& sample,
-                 std::span<const uint8_t> stack);
+  // read: records into `batch` until it holds kBatchSize samples to unwind
+  // (or kMaxBatchRecords records); false once the file is read (or broke).
+  bool fill_batch(perfdata::PipedataReader& reader, UnwindBatch& batch);
+  void add_record(const perfdata::PipedataReader& reader, UnwindBatch& batch);
+  // Whether a sample is unwound at all (the per-sample output shows every
+  // one; the others only those of a benchmark window and a tracked pid).
+  bool accept(const perfdata::SampleRecord& sample, Attribution::Target* target,
+              UnwindBatch& batch) const;
+  void add_job(const perfdata::SampleRecord& sample,
+               const perfdata::PipedataReader& reader, UnwindBatch& batch);
+  // The stages after unwinding, on the main thread, for one unwound batch.
+  void take_batch(UnwindBatch& batch);
+  // symbolize -> attribute (or, per sample, keep for the round).
+  void on_unwound(const perfdata::SampleRecord& sample,
+                  const Attribution::Target& target, UnwoundStack stack);
   void flush_round();
 
   const ReportOptions& options_;
   ProfileFolder& folder_;
   const bool per_sample_;
-  Unwinder unwinder_;
+  Unwinder unwinder_;                 // with one thread
+  std::unique_ptr<UnwindPool> pool_;  // with more
+  perfdata::Record record_;           // the reading side's, reused
   Symbolizer symbolizer_;
   Attribution attribution_;
   ReportDir dir_;
@@ -147,82 +167,176 @@ ReportDir Pipeline::make_report_dir() {
   return dir;
 }
 
-// read: every record of perf.pipedata, through one Record whose vectors are
-// reused; stack copies are unwound straight from the reader's buffer.
+// read -> unwind -> the rest, in file order: on this thread alone, or with
+// a reading thread and the pool's unwinding threads.
 void Pipeline::read() {
   auto reader = perfdata::PipedataReader::open(
       format::ProfileLayout(options_.folder).pipedata());
   if (!reader) {
-    folder_.warnings().push_back("perf.pipedata: " + reader.error().what());
+    folder_.warn("perf.pipedata: " + reader.error().what());
     return;
   }
-  perfdata::Record record;
-  while (true) {
-    auto next = reader->next_into(record, /*copy_stack=*/false);
-    if (!next) {
-      folder_.warnings().push_back("perf.pipedata is truncated or corrupt (" +
-                                   next.error().what() + "); reporting the " +
-                                   std::to_string(totals_.samples_read) +
-                                   " samples read before it");
-      break;
+  if (!pool_) {
+    UnwindBatch batch;
+    for (bool more = true; more;) {
+      batch.clear();
+      more = fill_batch(*reader, batch);
+      unwind_jobs(unwinder_, batch);
+      take_batch(batch);
     }
-    if (!*next) break;
-    on_record(record, reader->last_stack());
+  } else {
+    std::thread reading([&] {
+      for (bool more = true; more;) {
+        std::unique_ptr<UnwindBatch> batch = pool_->make_batch();
+        more = fill_batch(*reader, *batch);
+        pool_->submit(std::move(batch));
+      }
+      pool_->close();
+    });
+    while (std::unique_ptr<UnwindBatch> batch = pool_->take()) {
+      take_batch(*batch);
+      pool_->recycle(std::move(batch));
+    }
+    reading.join();
   }
   flush_round();
 }
 
-void Pipeline::on_record(const perfdata::Record& record,
-                         std::span<const uint8_t> stack) {
+// Every record through one Record whose vectors are reused; stack copies
+// stay where the reader mapped them.
+bool Pipeline::fill_batch(perfdata::PipedataReader& reader,
+                          UnwindBatch& batch) {
+  for (size_t n = 0; n < kMaxBatchRecords && batch.job_count < kBatchSize;
+       ++n) {
+    auto next = reader.next_into(record_, /*copy_stack=*/false);
+    if (!next) {
+      batch.read_error = next.error().what();
+      return false;
+    }
+    if (!*next) return false;
+    add_record(reader, batch);
+  }
+  return true;
+}
+
+void Pipeline::add_record(const perfdata::PipedataReader& reader,
+                          UnwindBatch& batch) {
+  const perfdata::Record& record = record_;
+  using Kind = BatchItem::Kind;
   switch (record.kind) {
     case perfdata::RecordKind::kFinishedRound:
-      flush_round();
+      batch.items.push_back(BatchItem{Kind::kRoundEnd, {}, {}, 0, 0});
       break;
     // Thread names matter only to the per-sample output.
     case perfdata::RecordKind::kComm:
       if (per_sample_)
-        side_band_.push_back(SideBand{record.comm.sample_id.time,
-                                      record.comm.tid, 0, false,
-                                      record.comm.comm});
+        batch.items.push_back(
+            BatchItem{Kind::kSideBand,
+                      {},
+                      SideBand{record.comm.sample_id.time, record.comm.tid, 0,
+                               false, record.comm.comm},
+                      0,
+                      0});
       break;
     case perfdata::RecordKind::kTask:
       if (per_sample_ && !record.task.is_exit)
-        side_band_.push_back(SideBand{
-            record.task.time, record.task.tid, record.task.ptid, true, {}});
+        batch.items.push_back(BatchItem{
+            Kind::kSideBand,
+            {},
+            SideBand{
+                record.task.time, record.task.tid, record.task.ptid, true, {}},
+            0,
+            0});
       break;
     case perfdata::RecordKind::kLost:
-      totals_.lost += record.lost.lost;
-      attribution_.add_lost(record.lost.sample_id.time, record.lost.lost);
+      batch.items.push_back(BatchItem{
+          Kind::kLost, {}, {}, record.lost.sample_id.time, record.lost.lost});
       break;
-    case perfdata::RecordKind::kSample:
-      ++totals_.samples_read;
-      on_sample(record.sample, stack);
+    case perfdata::RecordKind::kSample: {
+      ++batch.samples_read;
+      Attribution::Target target;
+      if (!accept(record.sample, &target, batch)) break;
+      batch.items.push_back(BatchItem{Kind::kSample, target, {}, 0, 0});
+      add_job(record.sample, reader, batch);
       break;
+    }
     default:
       break;
   }
 }
 
-// unwind -> symbolize -> attribute (or, per sample, keep for the round).
-void Pipeline::on_sample(const perfdata::SampleRecord& sample,
-                         std::span<const uint8_t> stack_copy) {
+bool Pipeline::accept(const perfdata::SampleRecord& sample,
+                      Attribution::Target* target, UnwindBatch& batch) const {
+  if (per_sample_) return true;
+  *target = attribution_.target(sample);
+  if (target->verdict == Attribution::Verdict::kOutsideWindows) {
+    ++batch.outside_windows;
+    return false;
+  }
+  if (target->verdict == Attribution::Verdict::kUntrackedPid) {
+    ++batch.filtered_pids;
+    return false;
+  }
+  return true;
+}
+
+// The sample and its stack copy where the reader mapped it (or a copy when
+// the reader reuses its buffer).
+void Pipeline::add_job(const perfdata::SampleRecord& sample,
+                       const perfdata::PipedataReader& reader,
+                       UnwindBatch& batch) {
+  if (batch.job_count == batch.jobs.size()) batch.jobs.emplace_back();
+  UnwindJob& job = batch.jobs[batch.job_count++];
+  job.sample = sample;
+  job.owner = reader.last_stack_owner();
+  if (job.owner) {
+    job.stack = reader.last_stack();
+  } else {
+    job.stack_copy.assign(reader.last_stack().begin(),
+                          reader.last_stack().end());
+    job.stack = job.stack_copy;
+  }
+}
+
+void Pipeline::take_batch(UnwindBatch& batch) {
+  totals_.samples_read += batch.samples_read;
+  totals_.outside_windows += batch.outside_windows;
+  totals_.filtered_pids += batch.filtered_pids;
+  size_t job = 0;
+  for (const BatchItem& item : batch.items) {
+    switch (item.kind) {
+      case BatchItem::Kind::kSample: {
+        UnwindJob& unwound = batch.jobs[job++];
+        on_unwound(unwound.sample, item.target, std::move(unwound.result));
+        break;
+      }
+      case BatchItem::Kind::kSideBand:
+        side_band_.push_back(item.side_band);
+        break;
+      case BatchItem::Kind::kRoundEnd:
+        flush_round();
+        break;
+      case BatchItem::Kind::kLost:
+        totals_.lost += item.lost;
+        attribution_.add_lost(item.time, item.lost);
+        break;
+    }
+  }
+  if (!batch.read_error.empty())
+    folder_.warn("perf.pipedata is truncated or corrupt (" + batch.read_error +
+                 "); reporting the " + std::to_string(totals_.samples_read) +
+                 " samples read before it");
+}
+
+void Pipeline::on_unwound(const perfdata::SampleRecord& sample,
+                          const Attribution::Target& target,
+                          UnwoundStack stack) {
   if (per_sample_) {
     // Handed over at the end of the round, in time order, once the round's
     // COMM/FORK records (from other CPUs' buffers) are known.
-    pending_.push_back(
-        Pending{without_vectors(sample), unwinder_.unwind(sample, stack_copy)});
+    pending_.push_back(Pending{without_vectors(sample), std::move(stack)});
     return;
   }
-  const Attribution::Target target = attribution_.target(sample);
-  if (target.verdict == Attribution::Verdict::kOutsideWindows) {
-    ++totals_.outside_windows;
-    return;
-  }
-  if (target.verdict == Attribution::Verdict::kUntrackedPid) {
-    ++totals_.filtered_pids;
-    return;
-  }
-  const UnwoundStack stack = unwinder_.unwind(sample, stack_copy);
   std::vector<uint32_t> ids;
   ids.reserve(stack.addrs.size());
   // Root first, leaf last (inlined functions after their caller).

@@ -3,7 +3,10 @@
 //
 //   read: perf.pipedata ──PipedataReader──> samples
 //   unwind: Unwinder (.unwind_data CFI: cfi, dwarf_expr, arch_x86_64;
-//     per-pid ranges of perf.metadata) ──> return addresses
+//     per-pid ranges of perf.metadata) ──> return addresses; on a pool of
+//     threads (unwind_pool), in batches handed back in file order, each
+//     stack copy read where the reader mapped it
+//   (the stages below run on the reading thread, in file order)
 //   symbolize: Symbolizer (.symbols.map + load biases, perf-<pid>.map)
 //     ──> frame names
 //   attribute: Attribution (ExecutionTimestamps windows, rounds, tracked
@@ -42,7 +45,11 @@ struct ReportOptions {
   enum class Format { kDefault, kPerfScript, kSpeedscope };
   Format format = Format::kDefault;
   unsigned top = 10;
+  // The reading thread (read, symbolize, attribute, write, in file order)
+  // plus threads - 1 unwinding ones; 0: one per CPU.
+  unsigned threads = 0;
 };
+inline constexpr unsigned kMaxReportThreads = 256;
 
 struct BenchmarkSummary {
   std::string name;

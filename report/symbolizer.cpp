@@ -74,8 +74,8 @@ const symbols::InlineResolver* Symbolizer::inline_resolver(
   // Pseudo files ([vdso], anonymous JIT code) have no ELF file on disk.
   if (path.empty() || path[0] != '/') return nullptr;
   auto skip = [&](const std::string& why) -> const symbols::InlineResolver* {
-    folder_.warnings().push_back("--inline: " + path + ": " + why +
-                                 "; its frames are not expanded");
+    folder_.warn("--inline: " + path + ": " + why +
+                 "; its frames are not expanded");
     return nullptr;
   };
   std::error_code ec;

@@ -430,6 +430,42 @@ TEST_SUITE("e2e") {
     CHECK(rep.out.find("fib") != std::string::npos);
   }
 
+  TEST_CASE(
+      "the report's threads change nothing on a profile of many batches: "
+      "perf-script and summary outputs are byte-identical with 1, 2 and 4") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    auto r = run_process(
+        runner_argv("exec", folder, dir.path(),
+                    {"-F", "10000", "--warmup-time", "0", "--max-rounds", "2"},
+                    {binary("INLINE_SPINNER_BIN"), "300"}),
+        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::map<std::string, std::string> script, summary;
+    for (const char* threads : {"1", "2", "4"}) {
+      auto out = run_process({binary("RUNNER_BIN"), "report", "--threads",
+                              threads, "--format", "perf-script", folder});
+      INFO(out.err);
+      REQUIRE(out.exit_code == 0);
+      script[threads] = out.out;
+      auto sum = run_process(
+          {binary("RUNNER_BIN"), "report", "--threads", threads, folder});
+      REQUIRE(sum.exit_code == 0);
+      auto json = runner::base::read_file(folder + "/report/summary.json");
+      REQUIRE(json);
+      summary[threads] = sum.out + *json;
+    }
+    // Many batches of 256 samples, so their order is exercised.
+    const size_t samples = parse_perf_script(script["1"]).size();
+    CHECK(samples > 4 * 256);
+    CHECK(script["2"] == script["1"]);
+    CHECK(script["4"] == script["1"]);
+    CHECK(summary["2"] == summary["1"]);
+    CHECK(summary["4"] == summary["1"]);
+  }
+
   TEST_CASE("report on bad input shows what it can") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;

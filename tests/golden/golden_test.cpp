@@ -236,6 +236,37 @@ TEST_SUITE("golden") {
     if (!updating()) CHECK(compared == names.size() * variants().size());
   }
 
+  TEST_CASE(
+      "the report's threads change nothing: every format of every golden "
+      "folder equals its expected files with 1 thread and with 5") {
+    const auto names = folder_names();
+    REQUIRE(!names.empty());
+    size_t compared = 0;
+    for (const auto& name : names) {
+      for (Variant variant : variants()) {
+        for (const char* threads : {"1", "5"}) {
+          CAPTURE(name);
+          CAPTURE(variant.name);
+          CAPTURE(threads);
+          Variant threaded = variant;
+          threaded.args.insert(threaded.args.end(), {"--threads", threads});
+          TempDir work;
+          REQUIRE(!work.path().empty());
+          const fs::path actual = report_outputs(
+              golden_dir() / "folders" / name, threaded, work.path());
+          const auto problems =
+              compare_trees(golden_dir() / "expected" / name / variant.name,
+                            actual, work.path());
+          for (const auto& problem : problems)
+            FAIL_CHECK(name << " / " << variant.name << " / --threads "
+                            << threads << ": " << problem);
+          compared += problems.empty();
+        }
+      }
+    }
+    CHECK(compared == names.size() * variants().size() * 2);
+  }
+
   TEST_CASE("no expected files without a golden folder") {
     const auto names = folder_names();
     const std::set<std::string> folders(names.begin(), names.end());
