@@ -81,15 +81,17 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
 
 // What the runner itself cost while the benchmark ran: its CPU time as a
 // share of one core over the sampling period (getrusage).
-void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns, uint64_t drain_ns) {
+void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns,
+                   const profiler::SamplerStats& stats) {
   if (wall_ns == 0) return;
   std::fprintf(
       stderr,
       "runner: its own CPU while sampling: %.1f ms, %.2f%% of one "
-      "core over %.2f s (drain thread %.1f ms)\n",
+      "core over %.2f s (drain thread %.1f ms, nice %d)\n",
       static_cast<double>(cpu_ns) / 1e6,
       100.0 * static_cast<double>(cpu_ns) / static_cast<double>(wall_ns),
-      static_cast<double>(wall_ns) / 1e9, static_cast<double>(drain_ns) / 1e6);
+      static_cast<double>(wall_ns) / 1e9,
+      static_cast<double>(stats.drain_cpu_ns) / 1e6, stats.drain_nice);
 }
 
 std::vector<std::string> result_uris(const ResultsFiles& results) {
@@ -376,8 +378,7 @@ void Session::finish_sampler() {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
     print_own_cpu(base::cpu_time_ns(RUSAGE_SELF) - sampling_cpu_start_ns_,
-                  base::monotonic_ns() - sampling_wall_start_ns_,
-                  stats->drain_cpu_ns);
+                  base::monotonic_ns() - sampling_wall_start_ns_, *stats);
   } else {
     RUNNER_LOG(kLog, kError) << "finishing sampling: " << stats.error().what();
   }

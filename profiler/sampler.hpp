@@ -32,6 +32,7 @@ struct SamplerStats {
   uint64_t bad_records = 0;    // impossible ring buffer headers
   uint64_t nr_cpus = 0;        // per-CPU buffers
   uint64_t drain_cpu_ns = 0;   // CPU time of the drain thread (at finish)
+  int drain_nice = 0;          // its nice value (-10 where it could be raised)
 };
 
 class Sampler {

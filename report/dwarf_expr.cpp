@@ -310,14 +310,6 @@ class Machine {
 
 }  // namespace
 
-bool StackMemory::read_u64(uint64_t addr, uint64_t* out) const {
-  if (addr < base || addr - base > bytes.size() ||
-      bytes.size() - (addr - base) < 8)
-    return false;
-  std::memcpy(out, bytes.data() + (addr - base), 8);
-  return true;
-}
-
 EvalStatus evaluate_expression(std::span<const uint8_t> expr,
                                const RegState& regs, const StackMemory& mem,
                                std::optional<uint64_t> initial,

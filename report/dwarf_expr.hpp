@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 
@@ -16,7 +17,15 @@ namespace runner::report {
 struct StackMemory {
   uint64_t base = 0;
   std::span<const uint8_t> bytes;
-  bool read_u64(uint64_t addr, uint64_t* out) const;
+  // False when [addr, addr + 8) is not inside the copy. Inline: every
+  // unwinding step reads through it.
+  bool read_u64(uint64_t addr, uint64_t* out) const {
+    if (addr < base || addr - base > bytes.size() ||
+        bytes.size() - (addr - base) < 8)
+      return false;
+    std::memcpy(out, bytes.data() + (addr - base), 8);
+    return true;
+  }
 };
 
 enum class EvalStatus { kOk, kMemoryOutside, kUnsupported };

@@ -43,6 +43,11 @@ std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
                                                      bool leaf) {
   uint64_t lookup = leaf || addr == 0 ? addr : addr - 1;
   auto key = std::make_pair(pid, lookup);
+  // The recent addresses first: a direct-mapped table in front of cache_.
+  Recent& recent = recent_[AddressHash()(key) % kRecentSlots];
+  if (recent.used && recent.pid == pid && recent.addr == lookup)
+    return std::span<const uint32_t>(frame_lists_)
+        .subspan(recent.list.first, recent.list.count);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     FrameList list{static_cast<uint32_t>(frame_lists_.size()), 0};
@@ -61,6 +66,7 @@ std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
     list.count = static_cast<uint32_t>(frame_lists_.size()) - list.first;
     it = cache_.emplace(key, list).first;
   }
+  recent = Recent{pid, lookup, it->second, true};
   return std::span<const uint32_t>(frame_lists_)
       .subspan(it->second.first, it->second.count);
 }

@@ -72,6 +72,15 @@ class Symbolizer {
   // Every address is resolved once per pid: frames repeat across samples.
   std::unordered_map<std::pair<int32_t, uint64_t>, FrameList, AddressHash>
       cache_;
+  // In front of cache_: the last address seen per slot (no node to chase).
+  struct Recent {
+    int32_t pid = 0;
+    uint64_t addr = 0;
+    FrameList list;
+    bool used = false;
+  };
+  static constexpr size_t kRecentSlots = 4096;
+  std::vector<Recent> recent_ = std::vector<Recent>(kRecentSlots);
   std::vector<uint32_t> frame_lists_;
   std::map<std::pair<std::string, std::string>, uint32_t> ids_;
   std::map<std::string, std::string> demangled_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "base/base.hpp"
 #include "report/dwarf_expr.hpp"
@@ -122,9 +123,11 @@ std::optional<StackEnd> caller_registers(const UnwindRow& row,
   // meaningful in the caller: the others' rules are skipped, saving most of
   // a step's work, except past a signal frame, whose caller was interrupted
   // with every register live.
-  const uint32_t wanted = row.signal_frame ? ~0u : kCalleeSaved;
-  for (int r = 0; r < kDwarfRegCount; ++r) {
-    if (r == kDwarfRsp || ((wanted >> r) & 1u) == 0) continue;
+  constexpr uint32_t kAll = (1u << kDwarfRegCount) - 1;
+  const uint32_t wanted =
+      (row.signal_frame ? kAll : kCalleeSaved) & ~(1u << kDwarfRsp);
+  for (uint32_t left = wanted; left != 0; left &= left - 1) {
+    const int r = std::countr_zero(left);
     if (!apply_rule(row.regs[static_cast<size_t>(r)], r, cfa, regs, mem,
                     cfi_bytes, *caller, &outside) &&
         r == kDwarfRa)
@@ -247,16 +250,21 @@ UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
   // `ip`, not called: its ip is an exact pc, looked up as is like the leaf's
   // (ip - 1 may be another function, or bytes no FDE covers).
   bool exact_pc = true;
+  // Two register sets, swapped at each step: only `valid` is reset (the
+  // values it does not cover are never read).
+  RegState next;
+  RegState* callee = &regs;
+  RegState* caller = &next;
   while (out.addrs.size() < kMaxFrames) {
     const UnwindRow* row = row_at(walk, exact_pc ? ip : ip - 1);
-    RegState caller;
+    caller->valid = 0;
     std::optional<StackEnd> end;
     if (row != nullptr) {
-      end = caller_registers(*row, walk.module->eh_frame->bytes(), regs, mem,
-                             out.addrs.size() > 1, &caller);
+      end = caller_registers(*row, walk.module->eh_frame->bytes(), *callee, mem,
+                             out.addrs.size() > 1, caller);
     } else {
       // No CFI for this code: its frame pointer, when it looks valid.
-      end = frame_pointer_step(regs, mem, &caller);
+      end = frame_pointer_step(*callee, mem, caller);
       if (!end)
         out.frame_pointer.push_back(
             static_cast<uint32_t>(out.addrs.size() - 1));
@@ -265,9 +273,9 @@ UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
       out.end = *end;
       return out;
     }
-    regs = caller;
+    std::swap(callee, caller);
     exact_pc = row != nullptr && row->signal_frame;
-    ip = regs.value[kDwarfRa];
+    ip = callee->value[kDwarfRa];
     if (exact_pc)
       out.interrupted.push_back(static_cast<uint32_t>(out.addrs.size()));
     out.addrs.push_back(ip);
