@@ -16,7 +16,7 @@ RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
 
 .PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man \
-        bench-compare deb
+        bench-compare bench-perf deb
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
@@ -119,6 +119,18 @@ bench-compare: build
 	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
 	  --workload $(BUILD)/tests/e2e/compare_workload \
 	  --out $(BENCH_COMPARE_OUT) $(BENCH_COMPARE_ARGS)
+
+# Issue 18's performance figures against their reference tools, in one run
+# (bench/perf/perf_bench.py): report vs perf script and cat at 10k/100k/1M
+# samples (the 1M profile needs about 9 GB in BENCH_PERF_DIR), lost samples
+# vs perf record at 997-10000 Hz x dwarf 8-32 KiB, and the finalize and size
+# benches. About 15 minutes on 2 cores.
+BENCH_PERF_DIR ?= $(or $(TMPDIR),/tmp)
+BENCH_PERF_ARGS ?=
+bench-perf: build
+	/usr/bin/python3 bench/perf/perf_bench.py --runner $(RUNNER) \
+	  --workload $(BUILD)/bench/overhead/workload --workdir $(BENCH_PERF_DIR) \
+	  $(BENCH_PERF_ARGS)
 
 # The Debian package, built from a copy of the sources (packaging/debian as
 # debian/) in $(BUILD)/deb, checked with lintian; the .deb files are copied

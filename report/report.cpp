@@ -117,7 +117,7 @@ class Pipeline {
   // an exec takes the new name, not the one in force when the round ends).
   void apply(const SideBand& event);
   // Samples per batch, and records read into one batch at most.
-  static constexpr size_t kBatchSize = 256;
+  static constexpr size_t kBatchSize = 128;
   static constexpr size_t kMaxBatchRecords = 4096;
 
   ReportDir make_report_dir();

@@ -69,7 +69,7 @@ struct UnwindBatch {
 
 class UnwindPool {
  public:
-  static constexpr size_t kMaxInFlight = 8;
+  static constexpr size_t kMaxInFlight = 4;
 
   // `workers` >= 1 unwinding threads, started at once.
   UnwindPool(ProfileFolder& folder, unsigned workers);
