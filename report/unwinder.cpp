@@ -235,6 +235,7 @@ const UnwindRow* Unwinder::row_at(Walk& walk, uint64_t lookup) {
 UnwoundStack Unwinder::unwind_dwarf(const perfdata::SampleRecord& sample,
                                     std::span<const uint8_t> stack) {
   UnwoundStack out;
+  out.addrs.reserve(32);  // one allocation for most stacks
   RegState regs = registers_from_sample(sample.regs_mask, sample.regs);
   if (!regs.has(kDwarfRa) || !regs.has(kDwarfRsp)) {
     if (sample.ip != 0) out.addrs.push_back(sample.ip);
