@@ -32,6 +32,10 @@ struct SamplerStats {
   uint64_t bad_records = 0;    // impossible ring buffer headers
   uint64_t nr_cpus = 0;        // per-CPU buffers
   uint64_t drain_cpu_ns = 0;   // CPU time of the drain thread (at finish)
+  // --compress: its zstd level (0: off), the kernel record bytes that went
+  // into the stream and the COMPRESSED record bytes that came out.
+  int compress_level = 0;
+  uint64_t uncompressed_bytes = 0, compressed_bytes = 0;
 };
 
 class Sampler {
