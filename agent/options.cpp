@@ -144,7 +144,10 @@ void add_sampling_options(CLI::App& app, RunOptions& run) {
                "Write perf.pipedata's kernel records zstd-compressed, as perf "
                "record -z does: --compress=LEVEL, 1..19 (bare --compress: 1); "
                "perf script and runner report read the file as usual")
-      ->check(CLI::Range(1, 19));
+      ->check(CLI::Range(1, 19))
+      // A flag: the level only with '=' (the command follows), the last one
+      // given wins (CLI11 sums integer flags otherwise).
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag_callback(
       "--no-tracking-event", [&run] { run.sampler.tracking_event = false; },
       "No always-on side-band event: mappings of processes that exec outside "

@@ -419,13 +419,13 @@ struct PipedataReader::Impl {
   base::Result<std::span<const uint8_t>> next_inner_record() {
     auto rec = inflater.next_record();
     if (!rec) return inner_error(std::move(rec).error().what());
-    if (rec->empty()) return rec;
+    if (rec->empty()) return *rec;
     perf_event_header h;
     std::memcpy(&h, rec->data(), kHeaderSize);
     if (pf::out_of_band_payload(h.type, rec->subspan(kHeaderSize)) > 0)
       return inner_error("record of type " + std::to_string(h.type) +
                          " (payload after it) inside compressed data");
-    return rec;
+    return *rec;
   }
 
   base::Error inner_error(const std::string& why) {

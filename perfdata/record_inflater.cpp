@@ -58,7 +58,7 @@ void RecordInflater::compact() {
 }
 
 base::Status RecordInflater::inflate(std::span<const uint8_t> payload) {
-  RUNNER_RETURN_IF_ERROR(prepare(), "compressed record");
+  if (auto st = prepare(); !st) return st;
   compact();
   // One byte of room beyond mmap_len tells "exactly mmap_len" from "more".
   ZSTD_outBuffer out{buf_.get() + end_, mmap_len_ + 1, 0};

@@ -40,10 +40,10 @@ perf_event_attr sample_attr() {
 Bytes sample(uint64_t i) {
   Bytes b;
   b.u64(kId).u64(0x400000 + i * 16).u32(100).u32(101 + i % 3).u64(1000 + i);
+  b.u64(1000003);  // PERIOD comes before CALLCHAIN
   const uint64_t depth = i % 13;
   b.u64(depth);
   for (uint64_t d = 0; d < depth; ++d) b.u64(0x500000 + d * 64 + i % 7);
-  b.u64(1000003);
   return record(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, b);
 }
 
@@ -140,7 +140,8 @@ std::vector<Bytes> kernel_records(size_t n) {
 // compression segment.
 struct Written {
   uint64_t record_bytes = 0, compressed_bytes = 0;
-  std::vector<uint64_t> boundaries;  // cumulative record ends
+  std::vector<uint64_t> boundaries;    // cumulative record ends
+  std::vector<uint64_t> batch_starts;  // where each write_records began
 };
 Written write_file(const std::string& path, int level,
                    const std::vector<Bytes>& records) {
@@ -155,6 +156,7 @@ Written write_file(const std::string& path, int level,
   const size_t batches[] = {50, 9000, 1, 300, 2000};
   size_t next = 0;
   for (size_t batch : batches) {
+    out.batch_starts.push_back(out.record_bytes);
     std::vector<uint8_t> bytes;
     for (size_t i = 0; i < batch && next < records.size(); ++i, ++next) {
       const auto& r = records[next].data();
@@ -209,6 +211,7 @@ TEST_SUITE("perfdata") {
     REQUIRE(a.clean_eof);
     REQUIRE(b.clean_eof);
     CHECK(a.stats.compressed_records == 0);
+    CHECK(a.stats.malformed_records == 0);
     CHECK(b.stats.compressed_records >= 2);
     CHECK(b.stats.decompressed_bytes == packed.record_bytes);
     CHECK(b.stats.undecoded_compressed_bytes == 0);
@@ -220,8 +223,10 @@ TEST_SUITE("perfdata") {
     // that record is split across two COMPRESSED records.
     const std::set<uint64_t> ends(packed.boundaries.begin(),
                                   packed.boundaries.end());
-    CHECK(packed.record_bytes > PipedataWriter::kCompressSegment);
-    CHECK(ends.count(PipedataWriter::kCompressSegment) == 0);
+    const uint64_t cut =
+        packed.batch_starts[1] + PipedataWriter::kCompressSegment;
+    REQUIRE(cut < packed.batch_starts[2]);
+    CHECK(ends.count(cut) == 0);
   }
 
   TEST_CASE(
@@ -273,7 +278,8 @@ TEST_SUITE("perfdata") {
         got.push_back("S" + std::to_string(rec.sample.time));
       else if (rec.kind == RecordKind::kFinishedRound)
         got.push_back("R");
-    CHECK(got == std::vector<std::string>{"S1001", "R", "S1002", "S1003"});
+    const std::vector<std::string> expected = {"S1001", "R", "S1002", "S1003"};
+    CHECK(got == expected);
     CHECK(r.stats.compressed_records == 2);
     CHECK(r.stats.decompressed_bytes == inner.size());
     CHECK(r2 > 5);
@@ -372,7 +378,7 @@ TEST_SUITE("perfdata") {
     REQUIRE(full.clean_eof);
     const size_t start = compressed_feature_offset(
         std::vector<uint8_t>(whole->begin(), whole->end()));
-    for (size_t cut = start; cut < whole->size(); cut += 3) {
+    for (size_t cut = start; cut < whole->size(); cut += 7) {
       write_bytes(dir.file("cut"),
                   std::vector<uint8_t>(whole->begin(), whole->begin() + cut));
       ReadAll r = read_all(dir.file("cut"), 100000);
