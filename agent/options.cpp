@@ -145,6 +145,7 @@ void add_sampling_options(CLI::App& app, RunOptions& run) {
                "record -z does: --compress=LEVEL, 1..19 (bare --compress: 1); "
                "perf script and runner report read the file as usual")
       ->check(CLI::Range(1, 19))
+      ->type_name("[=LEVEL]")
       // A flag: the level only with '=' (the command follows), the last one
       // given wins (CLI11 sums integer flags otherwise).
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
