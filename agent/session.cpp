@@ -64,7 +64,7 @@ void print_compression(const profiler::SamplerStats& stats) {
   const double in = static_cast<double>(stats.uncompressed_bytes);
   const double out = static_cast<double>(stats.compressed_bytes);
   std::fprintf(stderr,
-               "runner: perf.pipedata: %.1f MiB of records in %.1f MiB (zstd "
+               "runner: perf.pipedata: %.1f MiB of records in %.2f MiB (zstd "
                "level %d, %.1fx)\n",
                in / mib, out / mib, stats.compress_level,
                out > 0 ? in / out : 0.0);

@@ -42,7 +42,8 @@ def folder_size(path):
 
 
 def count_samples(pipedata):
-    out = subprocess.run(["perf", "script", "-f", "-i", pipedata, "-F", "tid"],
+    out = subprocess.run(["perf", "script", "-f", "-i", pipedata, "-F", "tid",
+                          "-G"],
                          capture_output=True, text=True, check=True).stdout
     return sum(1 for line in out.splitlines() if line.strip())
 
