@@ -140,6 +140,15 @@ void add_sampling_options(CLI::App& app, RunOptions& run) {
                     "Ring buffer per CPU, a power-of-two number of pages, "
                     "e.g. 8M, 512K (default: ~0.5 s of samples, 4M for 997 "
                     "Hz and dwarf,8192)");
+  app.add_flag("--compress{1}", run.sampler.compress_level,
+               "Write perf.pipedata's kernel records zstd-compressed, as perf "
+               "record -z does: --compress=LEVEL, 1..19 (bare --compress: 1); "
+               "perf script and runner report read the file as usual")
+      ->check(CLI::Range(1, 19))
+      ->type_name("[=LEVEL]")
+      // A flag: the level only with '=' (the command follows), the last one
+      // given wins (CLI11 sums integer flags otherwise).
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag_callback(
       "--no-tracking-event", [&run] { run.sampler.tracking_event = false; },
       "No always-on side-band event: mappings of processes that exec outside "

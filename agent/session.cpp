@@ -57,6 +57,19 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
   return std::move(added.env);
 }
 
+// --compress: how much the zstd stream saved.
+void print_compression(const profiler::SamplerStats& stats) {
+  if (stats.compress_level == 0) return;
+  const double mib = 1024.0 * 1024.0;
+  const double in = static_cast<double>(stats.uncompressed_bytes);
+  const double out = static_cast<double>(stats.compressed_bytes);
+  std::fprintf(stderr,
+               "runner: perf.pipedata: %.1f MiB of records in %.2f MiB (zstd "
+               "level %d, %.1fx)\n",
+               in / mib, out / mib, stats.compress_level,
+               out > 0 ? in / out : 0.0);
+}
+
 void print_sampler_summary(const profiler::SamplerStats& stats,
                            const profiler::SamplerOptions& options) {
   std::string mode = options.call_graph == profiler::CallGraphMode::kDwarf
@@ -68,6 +81,7 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
                stats.event_name.c_str(), options.frequency, mode.c_str(),
                stats.samples, stats.lost_samples,
                static_cast<double>(stats.bytes_written) / (1024.0 * 1024.0));
+  print_compression(stats);
   if (stats.lost_samples > 0 || stats.lost_records > 0) {
     RUNNER_LOG(kLog, kWarning)
         << stats.lost_samples << " samples were lost in " << stats.lost_records

@@ -386,6 +386,36 @@ std::vector<uint8_t> encode_finished_round() {
   return with_header(kFinishedRound, 0, {});
 }
 
+std::vector<uint8_t> encode_compressed_feature(const CompressedFeature& c) {
+  ByteWriter w;
+  w.u32(c.version);
+  w.u32(c.type);
+  w.u32(c.level);
+  w.u32(c.ratio);
+  w.u32(c.mmap_len);
+  return w.take();
+}
+
+std::optional<CompressedFeature> decode_compressed_feature(
+    std::span<const uint8_t> payload) {
+  ByteReader c(payload);
+  CompressedFeature out;
+  out.version = c.u32();
+  out.type = c.u32();
+  out.level = c.u32();
+  out.ratio = c.u32();
+  out.mmap_len = c.u32();
+  if (!c.ok()) return std::nullopt;
+  return out;
+}
+
+perf_event_header compressed_record_header(size_t payload_size) {
+  perf_event_header h{};
+  h.type = kCompressed;
+  h.size = static_cast<uint16_t>(sizeof(perf_event_header) + payload_size);
+  return h;
+}
+
 std::optional<std::pair<uint64_t, std::string>> decode_event_update_name(
     std::span<const uint8_t> body) {
   // u64 type, u64 id, then a type-specific payload (NAME: a string).

@@ -250,6 +250,36 @@ std::optional<std::pair<uint64_t, std::string>> decode_event_update_name(
 // header.size (0 for other types).
 uint64_t out_of_band_payload(uint32_t type, std::span<const uint8_t> body);
 
+// ---- compressed records (perf record -z)
+// -------------------------------------------
+
+// PERF_RECORD_COMPRESSED is a perf_event_header followed by bytes of one
+// zstd stream that runs through every COMPRESSED record of the file (one
+// context, never ended); its size is not padded to 8. The stream decodes
+// to ordinary records, which may be split across two COMPRESSED records.
+inline constexpr size_t kMaxCompressedPayload =
+    0xffff - sizeof(perf_event_header);
+// enum perf_comp_type: PERF_COMP_ZSTD.
+inline constexpr uint32_t kCompressionZstd = 1;
+
+// HEADER_COMPRESSED: five u32s. perf reads the zstd output of each
+// COMPRESSED record into a buffer of mmap_len bytes, so no record may
+// decode to more. perf writes version 0, and ratio 0 in pipe mode (the
+// header is written before any data).
+struct CompressedFeature {
+  uint32_t version = 0;
+  uint32_t type = kCompressionZstd;
+  uint32_t level = 1;
+  uint32_t ratio = 0;
+  uint32_t mmap_len = 0;
+};
+std::vector<uint8_t> encode_compressed_feature(const CompressedFeature& c);
+std::optional<CompressedFeature> decode_compressed_feature(
+    std::span<const uint8_t> payload);
+// The header of a COMPRESSED record carrying `payload_size` (at most
+// kMaxCompressedPayload) bytes of the stream.
+perf_event_header compressed_record_header(size_t payload_size);
+
 // ---- HEADER_FEATURE payloads
 // ----------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "base/base.hpp"
+#include "perfdata/record_inflater.hpp"
 
 namespace runner::perfdata {
 namespace {
@@ -74,6 +75,10 @@ struct PipedataReader::Impl {
   std::unordered_map<uint64_t, size_t> index_by_id;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> features;
   ReaderStats stats;
+  // PERF_RECORD_COMPRESSED: the stream's decoder and the offset of the last
+  // COMPRESSED record (errors name it).
+  RecordInflater inflater;
+  uint64_t compressed_offset = 0;
 
   base::Error fail(std::string message) {
     done = true;
@@ -361,6 +366,11 @@ struct PipedataReader::Impl {
     if (feat == pf::kFeatEventDesc)
       for (const auto& [id, name] : pf::decode_event_desc(payload))
         set_name_for_id(id, name);
+    if (feat == pf::kFeatCompressed) {
+      auto compressed = pf::decode_compressed_feature(payload);
+      if (!compressed) return false;
+      inflater.configure(*compressed);
+    }
     if (features.size() < kMaxKeptFeatures)
       features.emplace_back(
           feat, std::vector<uint8_t>(payload.begin(), payload.end()));
@@ -374,9 +384,19 @@ struct PipedataReader::Impl {
   base::Result<bool> next_into(Record& record) {
     last_stack = {};
     while (!done) {
+      auto inner = next_inner_record();
+      if (!inner) return std::move(inner).error();
+      if (!inner->empty()) {
+        if (deliver(*inner, record)) return true;
+        continue;
+      }
       auto header = next_header();
       if (!header) return std::move(header).error();
-      if (!*header) return false;
+      if (!*header) return end_of_stream();
+      if ((*header)->type == pf::kCompressed) {
+        if (auto st = inflate(**header); !st) return std::move(st).error();
+        continue;
+      }
       reset(&record);
       bool keep = decode(**header, data + begin, &record);
       if (auto st = consume_record(**header); !st) return std::move(st).error();
@@ -384,6 +404,64 @@ struct PipedataReader::Impl {
       if (keep) return true;
     }
     return false;
+  }
+
+  // A record decoded out of COMPRESSED ones, delivered as if it had been
+  // in the file: true when it is kept.
+  bool deliver(std::span<const uint8_t> rec, Record& record) {
+    perf_event_header h;
+    std::memcpy(&h, rec.data(), kHeaderSize);
+    reset(&record);
+    const bool keep = decode(h, rec.data(), &record);
+    ++stats.records;
+    return keep;
+  }
+
+  // The next whole record of the decoded stream, empty when none is left.
+  base::Result<std::span<const uint8_t>> next_inner_record() {
+    auto rec = inflater.next_record();
+    if (!rec) return inner_error(std::move(rec).error().what());
+    if (rec->empty()) return *rec;
+    perf_event_header h;
+    std::memcpy(&h, rec->data(), kHeaderSize);
+    if (pf::out_of_band_payload(h.type, rec->subspan(kHeaderSize)) > 0)
+      return inner_error("record of type " + std::to_string(h.type) +
+                         " (payload after it) inside compressed data");
+    return *rec;
+  }
+
+  base::Error inner_error(const std::string& why) {
+    stats.undecoded_compressed_bytes += inflater.pending();
+    return fail("compressed data of the record at offset " +
+                std::to_string(compressed_offset) + ": " + why);
+  }
+
+  // PERF_RECORD_COMPRESSED: its payload is decoded after what is left of
+  // the previous ones.
+  base::Status inflate(const perf_event_header& h) {
+    compressed_offset = offset;
+    std::span<const uint8_t> payload(data + begin + kHeaderSize,
+                                     h.size - kHeaderSize);
+    ++stats.compressed_records;
+    if (auto st = inflater.inflate(payload); !st) {
+      stats.undecoded_compressed_bytes += payload.size();
+      return fail("record at offset " + std::to_string(offset) + ": " +
+                  st.error().what());
+    }
+    stats.decompressed_bytes = inflater.decompressed_bytes();
+    consume(h.size);
+    ++stats.records;
+    return {};
+  }
+
+  // End of file: clean unless the compressed data stopped inside a record.
+  base::Result<bool> end_of_stream() {
+    if (inflater.pending() == 0) return false;
+    stats.undecoded_compressed_bytes += inflater.pending();
+    return fail("compressed data ends inside a record (" +
+                std::to_string(inflater.pending()) +
+                " bytes decoded after the record at offset " +
+                std::to_string(compressed_offset) + ")");
   }
 
   // The header of the next record once the whole record is buffered;
@@ -405,9 +483,6 @@ struct PipedataReader::Impl {
       return fail("impossible record size " + std::to_string(h.size) +
                   " at offset " + std::to_string(offset) + " (type " +
                   std::to_string(h.type) + ")");
-    if (h.type == pf::kCompressed)
-      return fail("compressed records (perf -z) are not supported (offset " +
-                  std::to_string(offset) + ")");
     avail = fill(h.size);
     if (!avail) return std::move(avail).error();
     if (*avail < h.size)

@@ -8,8 +8,10 @@
 // Error describing where the stream broke, and everything before it has
 // already been delivered. A record whose inner sizes are inconsistent, or a
 // sample of an unknown identifier, is skipped and counted (ReaderStats).
-// HEADER_TRACING_DATA / AUXTRACE payloads are skipped; PERF_RECORD_COMPRESSED
-// (perf record -z) is an Error.
+// HEADER_TRACING_DATA / AUXTRACE payloads are skipped. PERF_RECORD_COMPRESSED
+// (perf record -z, runner --compress) is read transparently: the records
+// decoded from it are delivered like the file's own, and a corrupt or
+// truncated compressed stream is an Error naming the record's offset.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -65,6 +67,12 @@ struct ReaderStats {
   uint64_t malformed_records = 0;   // skipped: inconsistent size fields
   uint64_t dropped_features = 0;    // HEADER_FEATURE payloads not kept
                                     // (more than 256 in one file)
+  // PERF_RECORD_COMPRESSED records read (each also counts in `records`,
+  // as do the records decoded from them), the bytes they decoded to, and
+  // the bytes that could not be decoded (a corrupt record's payload, a
+  // partial record at the end).
+  uint64_t compressed_records = 0, decompressed_bytes = 0;
+  uint64_t undecoded_compressed_bytes = 0;
 };
 
 class PipedataReader {

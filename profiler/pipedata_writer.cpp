@@ -54,6 +54,31 @@ void PipedataWriter::write_pipe_header() {
   write_record(format::perf::encode_pipe_header());
 }
 
+base::Status PipedataWriter::enable_compression(int level) {
+  RUNNER_ASSIGN_OR_RETURN(RecordCompressor compressor,
+                          RecordCompressor::create(level, kCompressSegment),
+                          "perf.pipedata compression");
+  format::perf::CompressedFeature feature;
+  feature.level = static_cast<uint32_t>(level);
+  feature.mmap_len = kCompressedMmapLen;
+  write_feature(format::perf::kFeatCompressed,
+                format::perf::encode_compressed_feature(feature));
+  compressor_ = std::make_unique<RecordCompressor>(std::move(compressor));
+  return {};
+}
+
+int PipedataWriter::compression_level() const {
+  return compressor_ ? compressor_->level() : 0;
+}
+
+uint64_t PipedataWriter::uncompressed_bytes() const {
+  return compressor_ ? compressor_->input_bytes() : 0;
+}
+
+uint64_t PipedataWriter::compressed_bytes() const {
+  return compressor_ ? compressor_->output_bytes() : 0;
+}
+
 void PipedataWriter::write_attr(const perf_event_attr& attr,
                                 std::span<const uint64_t> ids) {
   write_record(format::perf::encode_attr_record(attr, ids));
@@ -79,6 +104,10 @@ void PipedataWriter::write_record(const std::vector<uint8_t>& record) {
 
 void PipedataWriter::write_records(std::span<const uint8_t> first,
                                    std::span<const uint8_t> second) {
+  if (compressor_) {
+    write_compressed(first, second);
+    return;
+  }
   const size_t total = first.size() + second.size();
   if (total <= kDirectWriteThreshold || failed_ || !fd_) {
     write_bytes(first.data(), first.size());
@@ -91,6 +120,33 @@ void PipedataWriter::write_records(std::span<const uint8_t> first,
       {const_cast<uint8_t*>(second.data()), second.size()},
   };
   write_through(pieces, second.empty() ? 1 : 2);
+}
+
+void PipedataWriter::write_compressed(std::span<const uint8_t> first,
+                                      std::span<const uint8_t> second) {
+  if (failed_ || !fd_) {
+    bytes_dropped_ += first.size() + second.size();
+    return;
+  }
+  for (std::span<const uint8_t> piece : {first, second}) {
+    if (auto st = compressor_->add(piece); !st) {
+      fail_compression(st.error());
+      bytes_dropped_ += first.size() + second.size();
+      return;
+    }
+    put(compressor_->ready().data(), compressor_->ready().size());
+    compressor_->clear_ready();
+  }
+}
+
+void PipedataWriter::flush_compressor() {
+  if (!compressor_ || failed_) return;
+  if (auto st = compressor_->flush(); !st) {
+    fail_compression(st.error());
+    return;
+  }
+  put(compressor_->ready().data(), compressor_->ready().size());
+  compressor_->clear_ready();
 }
 
 void PipedataWriter::write_through(iovec* pieces, int count) {
@@ -124,6 +180,11 @@ void PipedataWriter::write_through(iovec* pieces, int count) {
 }
 
 void PipedataWriter::write_bytes(const void* data, size_t size) {
+  flush_compressor();
+  put(data, size);
+}
+
+void PipedataWriter::put(const void* data, size_t size) {
   if (size == 0) return;
   if (failed_ || !fd_) {
     bytes_dropped_ += size;
@@ -148,6 +209,7 @@ void PipedataWriter::write_bytes(const void* data, size_t size) {
 }
 
 void PipedataWriter::flush() {
+  flush_compressor();
   if (failed_ || !fd_) {
     bytes_dropped_ += used_;
     used_ = 0;
@@ -171,6 +233,12 @@ void PipedataWriter::fail(int code, const std::string& what) {
   failed_ = true;
   error_code_ = code;
   error_ = what + ": " + std::strerror(code);
+}
+
+void PipedataWriter::fail_compression(const base::Error& error) {
+  failed_ = true;
+  error_code_ = EIO;
+  error_ = path_ + ": " + error.what();
 }
 
 }  // namespace runner::profiler

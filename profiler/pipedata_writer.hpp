@@ -10,12 +10,14 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/base.hpp"
 #include "format/format.hpp"
+#include "profiler/record_compressor.hpp"
 
 namespace runner::profiler {
 
@@ -25,6 +27,11 @@ using format::perf::FeatureBuilder;
 class PipedataWriter {
  public:
   static constexpr size_t kDefaultBufferSize = 1 << 20;
+  // With compression: the mmap_len HEADER_COMPRESSED advertises (each
+  // COMPRESSED record decodes to at most this) and the record bytes per
+  // zstd flush, half of it so that a reader's buffer is never the limit.
+  static constexpr uint32_t kCompressedMmapLen = 1 << 20;
+  static constexpr size_t kCompressSegment = kCompressedMmapLen / 2;
 
   PipedataWriter() = default;
   PipedataWriter(PipedataWriter&&) = default;
@@ -43,6 +50,11 @@ class PipedataWriter {
                                               size_t buffer_size);
 
   void write_pipe_header();
+  // From now on write_records() compresses what it copies (perf record -z):
+  // writes the HEADER_COMPRESSED feature, so call it after the attrs and
+  // before any record. Other writes stay uncompressed, after a flush of the
+  // stream so that the file keeps their order.
+  base::Status enable_compression(int level);
   // attr is written as format::perf::kAttrSize bytes with attr.size set to it.
   void write_attr(const perf_event_attr& attr, std::span<const uint64_t> ids);
   void write_feature(format::perf::FeatureId id,
@@ -72,9 +84,22 @@ class PipedataWriter {
   int error_code() const { return error_code_; }
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_dropped() const { return bytes_dropped_; }
+  // Compression: 0 when off; record bytes that went into the stream and
+  // bytes of COMPRESSED records that came out (headers included).
+  int compression_level() const;
+  uint64_t uncompressed_bytes() const;
+  uint64_t compressed_bytes() const;
 
  private:
   void fail(int code, const std::string& what);
+  // A compression error: the output stops there, like a write error.
+  void fail_compression(const base::Error& error);
+  // Buffers bytes as they are (write_bytes() minus the stream flush).
+  void put(const void* data, size_t size);
+  // Ends the compressed segment and writes its COMPRESSED records.
+  void flush_compressor();
+  void write_compressed(std::span<const uint8_t> first,
+                        std::span<const uint8_t> second);
   // writev() of `count` pieces until done or failed.
   void write_through(::iovec* pieces, int count);
 
@@ -87,6 +112,7 @@ class PipedataWriter {
   std::string error_;
   uint64_t bytes_written_ = 0;
   uint64_t bytes_dropped_ = 0;
+  std::unique_ptr<RecordCompressor> compressor_;
 };
 
 }  // namespace runner::profiler

@@ -213,7 +213,21 @@ struct Sampler::Impl {
   // in_window: a pass the benchmark pays for (counted in the stats).
   bool drain_pass(bool in_window = false);
   void wake();
+  // The writer's counters into stats (under the mutex).
+  void record_writer_stats();
 };
+
+void Sampler::Impl::record_writer_stats() {
+  stats.bytes_written = writer.bytes_written();
+  stats.bytes_dropped = writer.bytes_dropped();
+  stats.compress_level = writer.compression_level();
+  stats.uncompressed_bytes = writer.uncompressed_bytes();
+  stats.compressed_bytes = writer.compressed_bytes();
+  if (writer.failed() && !stats.write_failed) {
+    stats.write_failed = true;
+    stats.write_error = writer.error();
+  }
+}
 
 bool Sampler::Impl::drain_pass(bool in_window) {
   uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
@@ -254,12 +268,7 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   stats.drain_passes += 1;
   if (in_window) stats.window_drain_passes += 1;
   stats.bad_records = bad;
-  stats.bytes_written = writer.bytes_written();
-  stats.bytes_dropped = writer.bytes_dropped();
-  if (writer.failed() && !stats.write_failed) {
-    stats.write_failed = true;
-    stats.write_error = writer.error();
-  }
+  record_writer_stats();
   drained.notify_all();
   return records > 0;
 }
@@ -357,6 +366,12 @@ base::Status validate_options(const SamplerOptions& options) {
                          EINVAL);
     }
   }
+  if (options.compress_level != 0 &&
+      (options.compress_level < RecordCompressor::kMinLevel ||
+       options.compress_level > RecordCompressor::kMaxLevel))
+    return base::Error("zstd level " + std::to_string(options.compress_level) +
+                           " is invalid: it must be between 1 and 19",
+                       EINVAL);
   if (options.mmap_size != 0) {
     const uint64_t page = page_size();
     if (options.mmap_size < page || options.mmap_size % page != 0 ||
@@ -498,6 +513,9 @@ base::Status Sampler::Impl::write_header(const std::string& output_path,
   writer.write_pipe_header();
   for (const EventDesc& desc : events) writer.write_attr(desc.attr, desc.ids);
   write_features(writer, events);
+  if (options.compress_level != 0)
+    RUNNER_RETURN_IF_ERROR(writer.enable_compression(options.compress_level),
+                           "creating the perf output");
   writer.flush();
   if (writer.failed())
     return base::Error(writer.error(), writer.error_code())
@@ -579,12 +597,7 @@ base::Result<SamplerStats> Sampler::finish() {
   (void)impl_->writer.close();
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->stats.bytes_written = impl_->writer.bytes_written();
-    impl_->stats.bytes_dropped = impl_->writer.bytes_dropped();
-    if (impl_->writer.failed() && !impl_->stats.write_failed) {
-      impl_->stats.write_failed = true;
-      impl_->stats.write_error = impl_->writer.error();
-    }
+    impl_->record_writer_stats();
   }
   if (impl_->stats.write_failed) {
     RUNNER_LOG("profiler", kWarning)

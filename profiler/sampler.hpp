@@ -33,6 +33,10 @@ struct SamplerStats {
   uint64_t nr_cpus = 0;        // per-CPU buffers
   uint64_t drain_cpu_ns = 0;   // CPU time of the drain thread (at finish)
   int drain_nice = 0;          // its nice value (-10 where it could be raised)
+  // --compress: its zstd level (0: off), the kernel record bytes that went
+  // into the stream and the COMPRESSED record bytes that came out.
+  int compress_level = 0;
+  uint64_t uncompressed_bytes = 0, compressed_bytes = 0;
 };
 
 class Sampler {

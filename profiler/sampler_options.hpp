@@ -22,6 +22,9 @@ struct SamplerOptions {
   bool tracking_event = true;  // the always-on dummy side-band event
   bool user_only = true;       // exclude_kernel (+ exclude_hv)
   SamplingEvent event = SamplingEvent::kAuto;
+  // zstd level of perf.pipedata's kernel records (perf record -z), 1..19;
+  // 0 writes them uncompressed.
+  int compress_level = 0;
 };
 
 // The default buffer holds about this long of samples per CPU at the chosen
@@ -37,7 +40,8 @@ uint64_t default_mmap_size(const SamplerOptions& options);
 inline constexpr uint64_t kMinMmapSize = 64ULL << 10;
 
 // Clear errors for bad sizes (stack_size 0 / unaligned / > 65528, frequency
-// 0, mmap_size not a power-of-two number of pages).
+// 0, mmap_size not a power-of-two number of pages, compress_level not 0 or
+// 1..19).
 base::Status validate_options(const SamplerOptions& options);
 
 }  // namespace runner::profiler

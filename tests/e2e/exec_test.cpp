@@ -1,4 +1,5 @@
 // End-to-end tests of `runner exec` (the exec-harness under the runner).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
@@ -19,6 +20,20 @@ std::vector<std::string> runner_exec(const TempDir& dir,
 
 std::vector<std::string> env_with_harness() {
   return {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")};
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+// The "N samples" of the runner's summary line.
+uint64_t summary_samples(const std::string& err) {
+  const size_t at = err.find(" samples, ");
+  REQUIRE(at != std::string::npos);
+  const size_t from = err.rfind(' ', at - 1) + 1;
+  return std::stoull(err.substr(from, at - from));
 }
 
 }  // namespace
@@ -99,6 +114,61 @@ TEST_SUITE("e2e") {
     }
     REQUIRE(spinner >= 50);
     CHECK(hot * 10 >= spinner * 8);
+  }
+
+  TEST_CASE(
+      "runner exec --compress: zstd records that perf script and runner "
+      "report read, in a smaller file") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir plain_dir, packed_dir;
+    const std::vector<std::string> opts = {"--warmup-time", "0", "--max-rounds",
+                                           "3"};
+    std::vector<std::string> packed_opts = opts;
+    packed_opts.insert(packed_opts.begin(), "--compress");
+    const std::vector<std::string> work = {binary("SPINNER_BIN"), "150"};
+    auto plain =
+        run_process(runner_exec(plain_dir, opts, work), env_with_harness());
+    auto packed = run_process(runner_exec(packed_dir, packed_opts, work),
+                              env_with_harness());
+    INFO(plain.err, packed.err);
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(packed.exit_code == 0);
+    CHECK(packed.err.find("(zstd level 1, ") != std::string::npos);
+    CHECK(plain.err.find("(zstd level") == std::string::npos);
+
+    const std::string folder = packed_dir.file("profile");
+    const std::string pipedata = folder + "/perf.pipedata";
+    const uint64_t recorded = summary_samples(packed.err);
+    auto script = parse_perf_script(perf_script(pipedata).out);
+    CHECK(script.size() == recorded);
+    CHECK(script.size() >= 100);
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    INFO(report.err);
+    REQUIRE(report.exit_code == 0);
+    CHECK(parse_perf_script(report.out).size() == script.size());
+
+    auto header =
+        run_process({"perf", "report", "-f", "-i", pipedata, "--header-only"});
+    CHECK(header.out.find("compressed : Zstd, level = 1") != std::string::npos);
+    // The same workload, about as many samples: far fewer bytes.
+    const uint64_t plain_size =
+        file_size(plain_dir.file("profile/perf.pipedata"));
+    const uint64_t packed_size = file_size(pipedata);
+    INFO("plain " << plain_size << " bytes, compressed " << packed_size);
+    CHECK(packed_size * 2 < plain_size);
+  }
+
+  TEST_CASE("runner exec --compress=LEVEL: 1..19 only") {
+    TempDir dir;
+    for (const char* bad :
+         {"--compress=0", "--compress=20", "--compress=fast"}) {
+      auto r =
+          run_process(runner_exec(dir, {bad}, {"true"}), env_with_harness());
+      INFO(bad, r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("--compress") != std::string::npos);
+    }
   }
 
   TEST_CASE("runner exec bad input") {

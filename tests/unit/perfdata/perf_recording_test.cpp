@@ -479,4 +479,68 @@ TEST_SUITE("profiler") {
     CHECK(exec_attributed);
     CHECK(find(t.mappings(), pid, real_path(helper("fork_exec"))) != nullptr);
   }
+
+  TEST_CASE("perf: a perf record -z recording decodes like perf script") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    runner::testing::TempDir dir;
+    std::string file = dir.file("z.pipedata");
+    perf_record(file, {helper("hot_loop"), "300"}, {"-z"});
+    ReadAll all = read_all(file);
+    INFO(all.error);
+    REQUIRE(all.clean_eof);
+    CHECK(all.stats.compressed_records > 0);
+    CHECK(all.stats.decompressed_bytes > all.stats.bytes);
+    CHECK(all.stats.malformed_records == 0);
+    CHECK(all.stats.undecoded_compressed_bytes == 0);
+    std::vector<SampleKey> ours;
+    for (const Record& r : all.records)
+      if (r.kind == RecordKind::kSample)
+        ours.emplace_back(r.sample.pid, r.sample.tid, r.sample.time,
+                          r.sample.period, r.sample.ip);
+    CHECK(ours.size() > 100);
+    std::sort(ours.begin(), ours.end());
+    CHECK(ours == perf_script_samples(file, dir.file("script.txt")));
+    CHECK(workload_pid(all) > 0);
+  }
+
+  TEST_CASE("perf: our Sampler's compressed pipedata reads like perf's") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    runner::testing::TempDir dir;
+    std::string file = dir.file("ours.pipedata");
+    runner::base::SpawnOptions spawn;
+    spawn.argv = {helper("fork_exec"), helper("hot_loop"), "200"};
+    spawn.suspended = true;
+    auto child = runner::base::ChildProcess::spawn(spawn);
+    REQUIRE(child);
+    SamplerOptions options;
+    options.event = runner::profiler::SamplingEvent::kCpuClock;
+    options.compress_level = 3;
+    auto sampler = Sampler::create(child->pid(), options, file);
+    REQUIRE_MESSAGE(sampler, sampler.error().what());
+    REQUIRE((*sampler)->enable());
+    REQUIRE(child->release());
+    REQUIRE(child->wait());
+    auto stats = (*sampler)->finish();
+    REQUIRE(stats);
+    CHECK(stats->compress_level == 3);
+    CHECK(stats->compressed_bytes > 0);
+    CHECK(stats->compressed_bytes * 2 < stats->uncompressed_bytes);
+
+    ReadAll all = read_all(file);
+    INFO(all.error);
+    REQUIRE(all.clean_eof);
+    CHECK(all.stats.bytes == stats->bytes_written);
+    CHECK(all.stats.decompressed_bytes == stats->uncompressed_bytes);
+    CHECK(all.stats.malformed_records == 0);
+    CHECK(all.stats.unknown_id_samples == 0);
+    std::vector<SampleKey> ours;
+    for (const Record& r : all.records)
+      if (r.kind == RecordKind::kSample)
+        ours.emplace_back(r.sample.pid, r.sample.tid, r.sample.time,
+                          r.sample.period, r.sample.ip);
+    CHECK(ours.size() == stats->samples);
+    CHECK(ours.size() > 100);
+    std::sort(ours.begin(), ours.end());
+    CHECK(ours == perf_script_samples(file, dir.file("script.txt")));
+  }
 }
