@@ -66,6 +66,9 @@ struct PipedataReader::Impl {
   bool copy_stack = true;         // fill SampleRecord::stack
   // The last sample's stack copy inside `buf` (valid until the next read).
   std::span<const uint8_t> last_stack;
+  // Whether the last record lies in the mapped window (not in the
+  // inflater's buffer, which the next COMPRESSED record overwrites).
+  bool last_in_window = false;
 
   // Stable storage: SampleRecord::attr points here and must survive later
   // HEADER_ATTR records; `attrs` is the contiguous copy attrs() returns.
@@ -383,6 +386,7 @@ struct PipedataReader::Impl {
   // capacity. False at a clean end of file.
   base::Result<bool> next_into(Record& record) {
     last_stack = {};
+    last_in_window = false;
     while (!done) {
       auto inner = next_inner_record();
       if (!inner) return std::move(inner).error();
@@ -399,6 +403,7 @@ struct PipedataReader::Impl {
       }
       reset(&record);
       bool keep = decode(**header, data + begin, &record);
+      last_in_window = mapped;
       if (auto st = consume_record(**header); !st) return std::move(st).error();
       ++stats.records;
       if (keep) return true;
@@ -564,7 +569,7 @@ std::span<const uint8_t> PipedataReader::last_stack() const {
 }
 
 std::shared_ptr<const void> PipedataReader::last_stack_owner() const {
-  if (!impl_->mapped || impl_->last_stack.empty()) return nullptr;
+  if (!impl_->last_in_window || impl_->last_stack.empty()) return nullptr;
   return impl_->window;
 }
 

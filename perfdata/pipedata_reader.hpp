@@ -104,7 +104,8 @@ class PipedataReader {
   // What keeps last_stack() valid past the next call: a regular file's
   // mapped window, shared (the reader maps a new one and lets this go).
   // nullptr when the stack copy lies in a buffer the reader reuses (a FIFO
-  // or other stream): copy it then.
+  // or other stream, a record decoded out of PERF_RECORD_COMPRESSED): copy
+  // it then.
   std::shared_ptr<const void> last_stack_owner() const;
 
   const std::vector<EventAttr>& attrs() const;
