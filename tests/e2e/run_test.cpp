@@ -176,8 +176,9 @@ TEST_SUITE("e2e") {
         if (line.rfind("  ", 0) != 0 || dashes == std::string::npos ||
             dashes > 5 || line.find("--help") != std::string::npos)
           continue;
+        // A flag with a value when bare shows it as "--name{value}".
         const std::string name =
-            line.substr(dashes, line.find_first_of(" ,", dashes) - dashes);
+            line.substr(dashes, line.find_first_of(" ,{", dashes) - dashes);
         // "\fB\-\-name\fR" (or "\fB\-F, \-\-name\fR" after a short name).
         std::string roff;
         for (const char c : name)
