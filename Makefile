@@ -129,6 +129,7 @@ BENCH_PERF_DIR ?= $(or $(TMPDIR),/tmp)
 BENCH_PERF_ARGS ?=
 bench-perf: build
 	/usr/bin/python3 bench/perf/perf_bench.py --runner $(RUNNER) \
+	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
 	  --workload $(BUILD)/bench/overhead/workload --workdir $(BENCH_PERF_DIR) \
 	  $(BENCH_PERF_ARGS)
 

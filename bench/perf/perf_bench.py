@@ -18,6 +18,7 @@
             and without --compress against `perf record -z`.
 
   perf_bench.py --runner build/agent/runner \\
+      --harness build/integrations/exec-harness/exec-harness \\
       --workload build/bench/overhead/workload \\
       [--sizes 10000,100000,1000000] [--reps 3] [--parts report,sampling]
 """
@@ -177,6 +178,16 @@ def sampling_part(args, workdir):
             sys.stdout.flush()
 
 
+def sub_bench(script, argv):
+    """Runs another bench of bench/ (its table goes to our output)."""
+    path = os.path.join(HERE, "..", script)
+    if not os.path.exists(path):
+        print("(%s: not present)" % script)
+        return
+    sys.stdout.flush()
+    subprocess.run(["/usr/bin/python3", path] + argv, check=False)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runner", required=True)
@@ -184,7 +195,9 @@ def main():
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--sampling-work", type=int, default=2000000)
-    parser.add_argument("--parts", default="report,sampling")
+    parser.add_argument("--harness", required=True,
+                        help="exec-harness, for the size bench")
+    parser.add_argument("--parts", default="report,sampling,finalize,size")
     parser.add_argument("--workdir", default=None,
                         help="where profiles go (default: a temporary "
                         "directory; 1M samples need about 9 GB)")
@@ -203,6 +216,16 @@ def main():
             report_part(args, workdir)
         if "sampling" in parts:
             sampling_part(args, workdir)
+        if "finalize" in parts:
+            print("\n== finalize: cold and warm cache vs perf's "
+                  "post-processing")
+            sub_bench("finalize/finalize_bench.py",
+                      ["--runner", args.runner, "--harness", args.harness])
+        if "size" in parts:
+            print("\n== size: perf.pipedata with and without --compress vs "
+                  "perf record -z")
+            sub_bench("size/size_bench.py",
+                      ["--runner", args.runner, "--harness", args.harness])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
