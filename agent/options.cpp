@@ -388,8 +388,9 @@ void add_report(CLI::App& app, CommandLine& out) {
   add_parsed_option(*report, "--top", options.top, parse_top, "N",
                     "Functions per benchmark in the summary (default 10)");
   add_parsed_option(*report, "--threads", options.threads, parse_threads, "N",
-                    "Threads: one reads, symbolizes and writes in file order, "
-                    "the others unwind (default: one per CPU; 1: no pool)");
+                    "Threads: 1 does everything; N > 1: one reads, one "
+                    "symbolizes and writes in file order, N - 1 unwind "
+                    "(default: one unwinding thread per CPU)");
 }
 
 constexpr const char* kCompareDescription =

@@ -41,9 +41,12 @@ perfdata::SampleRecord without_vectors(const perfdata::SampleRecord& sample) {
   return out;
 }
 
+// By default one unwinding thread per CPU: the reading and main threads
+// wait on each other and on the pool often enough to share the CPUs.
 unsigned report_threads(unsigned requested) {
   if (requested != 0) return requested;
-  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxReportThreads);
+  return std::clamp(std::thread::hardware_concurrency() + 1, 2u,
+                    kMaxReportThreads);
 }
 
 // The outputs of each format, in the order they are finished and named on

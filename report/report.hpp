@@ -45,8 +45,9 @@ struct ReportOptions {
   enum class Format { kDefault, kPerfScript, kSpeedscope };
   Format format = Format::kDefault;
   unsigned top = 10;
-  // The reading thread (read, symbolize, attribute, write, in file order)
-  // plus threads - 1 unwinding ones; 0: one per CPU.
+  // 1: everything on the calling thread. N > 1: a reading thread, N - 1
+  // unwinding threads, and the calling thread (symbolize, attribute, write,
+  // in file order). 0: N = CPUs + 1 (one unwinding thread per CPU).
   unsigned threads = 0;
 };
 inline constexpr unsigned kMaxReportThreads = 256;
