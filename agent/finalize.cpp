@@ -417,6 +417,29 @@ base::Status write_metadata(const format::ProfileLayout& layout,
   return artifacts_written;
 }
 
+// Time spent in each phase of finalize_profile, for RUNNER_LOG=agent:debug.
+class PhaseTimes {
+ public:
+  // Ends the running phase, named `name`; returns its time.
+  uint64_t lap(const char* name) {
+    const uint64_t now = base::monotonic_ns();
+    const uint64_t ns = now - last_ns_;
+    last_ns_ = now;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%s%s %.1f ms", text_.empty() ? "" : ", ",
+                  name, static_cast<double>(ns) / 1e6);
+    text_ += buf;
+    return ns;
+  }
+  uint64_t total_ns() const { return last_ns_ - start_ns_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  uint64_t start_ns_ = base::monotonic_ns();
+  uint64_t last_ns_ = start_ns_;
+  std::string text_;
+};
+
 // "runner: finalize: 7 files, 6 from cache, 38 ms (symbols 12 ms)": the
 // whole of finalize_profile, and the part spent on the ELF files.
 void print_finalize_summary(const symbols::ArtifactSet& artifacts,
@@ -436,7 +459,7 @@ std::string execution_timestamps_msgpack(const fifo::RunData& run) {
 }
 
 base::Status finalize_profile(FinalizeInput input) {
-  const uint64_t start_ns = base::monotonic_ns();
+  PhaseTimes times;
   const format::ProfileLayout layout(input.folder);
   RUNNER_RETURN_IF_ERROR(
       base::write_file_atomic(layout.execution_timestamps(),
@@ -453,10 +476,10 @@ base::Status finalize_profile(FinalizeInput input) {
   // The vDSO copy lives until the artifacts are built from it.
   std::optional<std::string> vdso = dump_own_vdso();
   Mappings mappings = replay_mappings(input, layout, vdso);
-  const uint64_t symbols_start_ns = base::monotonic_ns();
+  times.lap("mappings");
   symbols::ArtifactSet artifacts =
       build_module_artifacts(mappings.tracked, layout, input.use_cache);
-  const uint64_t symbols_ns = base::monotonic_ns() - symbols_start_ns;
+  const uint64_t symbols_ns = times.lap("symbols");
   if (vdso) ::unlink(vdso->c_str());
   JitArtifacts jit = build_jit_artifacts(
       layout, mappings.tracked, mappings.uids, artifacts.modules.size());
@@ -469,13 +492,16 @@ base::Status finalize_profile(FinalizeInput input) {
                           artifacts.modules.size() + jit.keys.size());
   write_failures.insert(write_failures.end(), jit.write_failures.begin(),
                         jit.write_failures.end());
+  times.lap("jit and perf maps");
   if (input.profiled) append_build_ids(layout.pipedata(), artifacts);
+  times.lap("build-ids");
   const format::PerfMetadata meta =
       perf_metadata(input, mappings, artifacts, jit, write_failures.size());
   base::Status written =
       write_metadata(layout, meta, report_write_failures(write_failures));
-  print_finalize_summary(artifacts, base::monotonic_ns() - start_ns,
-                         symbols_ns);
+  times.lap("metadata");
+  RUNNER_LOG(kLog, kDebug) << "finalize: " << times.text();
+  print_finalize_summary(artifacts, times.total_ns(), symbols_ns);
   return written;
 }
 
