@@ -108,8 +108,8 @@ ModuleOutputs compute_outputs(OpenedFile& opened,
   }
   opened.image.reset();  // unmap before the DWARF pass maps the file again
   if (!options.debug_info || !symbols) return out;
-  base::Result<ModuleDebugInfo> debug = read_debug_info(
-      opened.open_path, recorded_path, *symbols, options.debug);
+  base::Result<ModuleDebugInfo> debug =
+      read_debug_info(opened.open_path, recorded_path, *symbols, options.debug);
   if (debug) {
     out.debug_info = std::move(debug).value();
   } else {

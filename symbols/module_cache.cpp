@@ -50,14 +50,15 @@ uint64_t fnv1a(std::string_view text) {
 
 std::string hex64(uint64_t v) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
   return buf;
 }
 
 // "<dev> <ino> <size> <mtime ns>" of a file.
 std::string identity(const struct stat& st) {
-  int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                     st.st_mtim.tv_nsec;
+  int64_t mtime_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
          std::to_string(st.st_size) + " " + std::to_string(mtime_ns);
 }
@@ -130,8 +131,8 @@ std::vector<uint8_t> encode_payload(const std::string& key_text,
                                     const ModuleOutputs& out) {
   format::ByteWriter w;
   put_str(w, key_text);
-  w.u8((out.symbols_map ? kHasSymbols : 0) | (out.unwind_data ? kHasUnwind : 0) |
-       (out.debug_info ? kHasDebug : 0));
+  w.u8((out.symbols_map ? kHasSymbols : 0) |
+       (out.unwind_data ? kHasUnwind : 0) | (out.debug_info ? kHasDebug : 0));
   w.u64(out.symbol_count);
   w.u64(out.symbols_min);
   w.u64(out.symbols_max_end);
@@ -191,8 +192,8 @@ base::Result<std::vector<uint8_t>> read_all(int fd, size_t size) {
   std::vector<uint8_t> bytes(size);
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::pread(fd, bytes.data() + done, size - done,
-                        static_cast<off_t>(done));
+    ssize_t n =
+        ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return base::errno_error("read");
     if (n == 0) return base::Error("file shrank while read");
@@ -281,7 +282,8 @@ std::optional<CacheKey> module_cache_key(const ElfImage& image,
 }
 
 std::string cache_entry_name(const CacheKey& key) {
-  return key.build_id + "-" + hex64(fnv1a(key.text)) + std::string(kEntrySuffix);
+  return key.build_id + "-" + hex64(fnv1a(key.text)) +
+         std::string(kEntrySuffix);
 }
 
 std::vector<uint8_t> encode_cache_entry(const std::string& key_text,
@@ -367,14 +369,14 @@ std::optional<ModuleOutputs> ModuleCache::lookup(const CacheKey& key) const {
   base::Result<std::vector<uint8_t>> bytes = read_entry(name);
   if (!bytes) {
     if (bytes.error().code() != ENOENT)
-      RUNNER_LOG(kLog, kDebug) << "cache entry " << name
-                               << " ignored: " << bytes.error().what();
+      RUNNER_LOG(kLog, kDebug)
+          << "cache entry " << name << " ignored: " << bytes.error().what();
     return std::nullopt;
   }
   base::Result<ModuleOutputs> outputs = decode_cache_entry(*bytes, key.text);
   if (!outputs) {
-    RUNNER_LOG(kLog, kDebug) << "cache entry " << name
-                             << " ignored: " << outputs.error().what();
+    RUNNER_LOG(kLog, kDebug)
+        << "cache entry " << name << " ignored: " << outputs.error().what();
     return std::nullopt;
   }
   return std::move(outputs).value();

@@ -220,10 +220,10 @@ TEST_SUITE("e2e") {
       const std::string folder = dir.file(name);
       std::vector<std::string> extra;
       if (name == "uncached") extra.push_back("--no-cache");
-      auto r = run_process(
-          runner_run(folder, dir.path(), extra,
-                     {binary("EXAMPLE_BIN"), "--rounds", "1", "--only", "sort"}),
-          env);
+      auto r = run_process(runner_run(folder, dir.path(), extra,
+                                      {binary("EXAMPLE_BIN"), "--rounds", "1",
+                                       "--only", "sort"}),
+                           env);
       INFO(r.err);
       REQUIRE(r.exit_code == 0);
       metas.push_back(read_json_file(folder + "/perf.metadata"));
@@ -260,8 +260,8 @@ TEST_SUITE("e2e") {
         INFO(key);
         for (const char* suffix : {".symbols.map", ".unwind_data"}) {
           const std::string x = dir.file("first") + "/" + key + suffix;
-          const std::string y = dir.file(run == 1 ? "second" : "uncached") +
-                                "/" + key + suffix;
+          const std::string y =
+              dir.file(run == 1 ? "second" : "uncached") + "/" + key + suffix;
           CHECK(file_exists(x) == file_exists(y));
           if (file_exists(x) && file_exists(y))
             CHECK(*runner::base::read_file(x) == *runner::base::read_file(y));

@@ -227,4 +227,3 @@ TEST_SUITE("base") {
     CHECK(cache_directory("finalize") == "/env-xdg/runner/finalize");
   }
 }
-

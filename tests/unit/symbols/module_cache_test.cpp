@@ -397,8 +397,10 @@ TEST_CASE("cache: concurrent fills of the same files both succeed") {
     const std::string b_dir = dir.file("b" + std::to_string(round));
     base::Result<ArtifactSet> a = base::Error("not run"),
                               b = base::Error("not run");
-    std::thread ta([&] { a = build_artifacts(mappings, options(a_dir, cache)); });
-    std::thread tb([&] { b = build_artifacts(mappings, options(b_dir, cache)); });
+    std::thread ta(
+        [&] { a = build_artifacts(mappings, options(a_dir, cache)); });
+    std::thread tb(
+        [&] { b = build_artifacts(mappings, options(b_dir, cache)); });
     ta.join();
     tb.join();
     REQUIRE(a);
@@ -421,7 +423,8 @@ TEST_CASE("cache: eviction drops the least recently used entries") {
     build(mappings_for(program), options(probe.file("o"), probe.file("c")));
     return entries_size(probe.file("c"));
   };
-  const uint64_t pie = size_of(prog_pie()), inline_size = size_of(prog_inline());
+  const uint64_t pie = size_of(prog_pie()),
+                 inline_size = size_of(prog_inline());
   // Fill with three entries, then use the first one again.
   for (const std::string& p : {prog_pie(), prog_nopie(), prog_cpp()}) {
     build(mappings_for(p), options(dir.file("fill"), cache));
