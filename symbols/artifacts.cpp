@@ -206,6 +206,38 @@ std::optional<ModuleCache> open_cache(const ArtifactOptions& options) {
   return std::move(cache).value();
 }
 
+// process_file() of every file on a worker pool; then the cache's
+// eviction, when new entries were written.
+std::vector<FileResult> process_files(const std::vector<UniqueFile>& files,
+                                      const ArtifactOptions& options) {
+  std::optional<ModuleCache> cache = open_cache(options);
+  const ModuleCache* cache_ptr = cache ? &*cache : nullptr;
+  std::vector<FileResult> results(files.size());
+  unsigned threads = options.threads != 0
+                         ? options.threads
+                         : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < files.size();
+         i = next.fetch_add(1)) {
+      process_file(files[i], options, cache_ptr, results[i]);
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+  }
+  bool stored = false;
+  for (const FileResult& result : results) stored |= result.stored;
+  if (stored) cache->evict();
+  return results;
+}
+
 }  // namespace
 
 std::string make_module_key(std::size_t index, std::string_view path) {
@@ -259,33 +291,8 @@ base::Result<ArtifactSet> build_artifacts(
     }
   }
 
-  // 3. Parse each unique file once, in parallel.
-  std::optional<ModuleCache> cache = open_cache(options);
-  const ModuleCache* cache_ptr = cache ? &*cache : nullptr;
-  std::vector<FileResult> results(files.size());
-  unsigned threads = options.threads != 0
-                         ? options.threads
-                         : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < files.size();
-         i = next.fetch_add(1)) {
-      process_file(files[i], options, cache_ptr, results[i]);
-    }
-  };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (std::thread& t : pool) t.join();
-  }
-
-  bool stored = false;
-  for (const FileResult& result : results) stored |= result.stored;
-  if (stored) cache->evict();
+  // 3. Parse each unique file once, in parallel (or take it from the cache).
+  std::vector<FileResult> results = process_files(files, options);
 
   ArtifactSet out;
   auto count_error = [&out](const std::string& reason,

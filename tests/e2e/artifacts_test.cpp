@@ -216,7 +216,7 @@ TEST_SUITE("e2e") {
     const std::vector<std::string> env = {"XDG_CACHE_HOME=" + dir.file("xdg")};
     std::vector<nlohmann::json> metas;
     std::vector<std::string> errs;
-    for (const std::string& name : {"first", "second", "uncached"}) {
+    for (const std::string name : {"first", "second", "uncached"}) {
       const std::string folder = dir.file(name);
       std::vector<std::string> extra;
       if (name == "uncached") extra.push_back("--no-cache");
