@@ -23,6 +23,9 @@ struct FinalizeInput {
   std::optional<profiler::SamplerStats> sampler_stats;
   std::vector<perfdata::ProcSnapshot> snapshots;
   bool profiled = false;
+  // Reuse per-file artifacts through the finalize cache (see
+  // finalize_cache_options()).
+  bool use_cache = true;
 };
 
 base::Status finalize_profile(FinalizeInput input);

@@ -179,6 +179,12 @@ void add_profile_options(CLI::App& app, RunOptions& run) {
       "jitdumps and frame pointers for Node, CPython and Java, extending what "
       "is set; under exec, exec-harness still adds --perf-basic-prof to "
       "NODE_OPTIONS, as CodSpeed's does)");
+  app.add_flag_callback(
+      "--no-cache", [&run] { run.cache = false; },
+      "Build every symbols map, unwind table and debug info afresh instead of "
+      "reusing the finalize cache ($XDG_CACHE_HOME/runner/finalize, else "
+      "~/.cache/runner/finalize; size cap RUNNER_CACHE_MAX_MB, default 512, "
+      "0 turns it off)");
   add_parsed_option(app, "--kill-after", run.kill_after, parse_kill_after,
                     "DURATION",
                     "When the runner is interrupted it forwards the signal to "

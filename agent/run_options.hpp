@@ -24,6 +24,8 @@ struct RunOptions {
   // Switch on perf maps, jitdumps and frame pointers of Node, CPython and
   // Java through their environment variables (agent/language_env.hpp).
   bool language_support = true;
+  // Reuse the per-file artifacts of earlier runs (symbols/module_cache.hpp).
+  bool cache = true;
   profiler::SamplerOptions sampler;
   std::string fifo_dir;  // empty: /tmp
   // Serve the fixed /tmp FIFO paths under the global lock even when the

@@ -443,6 +443,7 @@ base::Status Session::write_artifacts() {
   input.sampler_stats = sampler_stats_;
   input.snapshots = std::move(snapshots_);
   input.profiled = sampler_stats_.has_value();
+  input.use_cache = options_.cache;
   return finalize_profile(std::move(input));
 }
 

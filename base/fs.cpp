@@ -257,6 +257,26 @@ std::string temp_directory() {
   return "/tmp";
 }
 
+std::string cache_directory(std::string_view part,
+                            const std::optional<std::string>& xdg_cache_home,
+                            const std::optional<std::string>& home) {
+  if (xdg_cache_home && !xdg_cache_home->empty() && (*xdg_cache_home)[0] == '/')
+    return *xdg_cache_home + "/runner/" + std::string(part);
+  if (home && !home->empty())
+    return *home + "/.cache/runner/" + std::string(part);
+  return temp_directory() + "/runner-" + std::string(part) + "-cache-" +
+         std::to_string(::geteuid());
+}
+
+std::string cache_directory(std::string_view part) {
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+  return cache_directory(part, env("XDG_CACHE_HOME"), env("HOME"));
+}
+
 Result<TempFile> create_temp_file(std::string_view prefix) {
   TempFile out;
   out.path = temp_directory() + "/" + std::string(prefix) + "XXXXXX";

@@ -84,6 +84,16 @@ Result<TempFile> create_temp_file(std::string_view prefix);
 // The same, already unlinked: it disappears with its last fd.
 Result<UniqueFd> create_anonymous_temp_file(std::string_view prefix);
 
+// The folder of one of the runner's caches, `part` ("store", "finalize"):
+// <xdg_cache_home>/runner/<part> when xdg_cache_home is an absolute path,
+// else <home>/.cache/runner/<part> when home is set and not empty, else
+// <temp_directory()>/runner-<part>-cache-<euid>.
+std::string cache_directory(std::string_view part,
+                            const std::optional<std::string>& xdg_cache_home,
+                            const std::optional<std::string>& home);
+// The same from $XDG_CACHE_HOME and $HOME.
+std::string cache_directory(std::string_view part);
+
 // Creates `path` (mkdir -p) and checks it is a folder only we control: not a
 // symlink, owned by our effective uid, and not writable by group or others.
 // A group/world-writable folder of ours that is empty is tightened (chmod

@@ -69,23 +69,70 @@ Json ignored_module_json(const IgnoredModule& e) {
   return Json::array({e.path, e.start, e.end});
 }
 
-Json debug_info_json(const std::map<std::string, ModuleDebugInfo>& modules) {
-  Json out = Json::object();
-  for (const auto& [key, info] : modules) {
-    Json infos = Json::array();
-    for (const DebugInfoEntry& d : info.entries) {
-      infos.push_back({{"addr", d.addr},
-                       {"size", d.size},
-                       {"name", d.name},
-                       {"file", d.file},
-                       {"line", d.line ? Json(*d.line) : Json(nullptr)}});
-    }
-    out[key] = {{"object_path", info.object_path},
-                {"addr_bounds", Json::array({info.addr_min, info.addr_max})},
-                {"load_bias", 0},
-                {"debug_infos", std::move(infos)}};
+// `s` as a JSON string, as Json::dump(-1, ' ', false, replace) writes it:
+// plain printable ASCII directly, anything else through nlohmann (escapes,
+// invalid UTF-8 replaced by U+FFFD).
+void append_json_string(std::string& out, const std::string& s) {
+  bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
   }
-  return out;
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+void append_number(std::string& out, uint64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
+// The debug_info member's value, written directly: it is most of the
+// document (a DOM of one object per symbol costs more than the rest of
+// finalize on a warm cache). Same bytes as the DOM's dump.
+std::string debug_info_text(
+    const std::map<std::string, ModuleDebugInfo>& modules) {
+  std::string out = "{";
+  for (const auto& [key, info] : modules) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, key);
+    out += ":{\"object_path\":";
+    append_json_string(out, info.object_path);
+    out += ",\"addr_bounds\":[";
+    append_number(out, info.addr_min);
+    out += ',';
+    append_number(out, info.addr_max);
+    out += "],\"load_bias\":0,\"debug_infos\":[";
+    for (size_t i = 0; i < info.entries.size(); ++i) {
+      const DebugInfoEntry& d = info.entries[i];
+      out += i == 0 ? "{\"addr\":" : ",{\"addr\":";
+      append_number(out, d.addr);
+      out += ",\"size\":";
+      append_number(out, d.size);
+      out += ",\"name\":";
+      append_json_string(out, d.name);
+      out += ",\"file\":";
+      append_json_string(out, d.file);
+      out += ",\"line\":";
+      if (d.line) {
+        append_number(out, *d.line);
+      } else {
+        out += "null";
+      }
+      out += '}';
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
+// The members of an object's dump, without its braces.
+std::string_view members(const std::string& object_text) {
+  return std::string_view(object_text).substr(1, object_text.size() - 2);
 }
 
 // The counters of the runner section, in the order they are written.
@@ -560,13 +607,15 @@ void read_unchecked(const nlohmann::json& meta, PerfMetadata& out) {
 }  // namespace
 
 std::string write_perf_metadata(const PerfMetadata& m) {
-  Json meta = Json::object();
-  meta["version"] = m.version;
-  meta["integration"] =
+  // Member order: version, integration, ignored_modules_by_pid, debug_info
+  // (written directly), then the rest.
+  Json head = Json::object();
+  head["version"] = m.version;
+  head["integration"] =
       Json::array({m.integration_name, m.integration_version});
   Json ignored = by_pid_json(m.ignored_modules_by_pid, ignored_module_json);
-  if (!ignored.empty()) meta["ignored_modules_by_pid"] = std::move(ignored);
-  if (!m.debug_info.empty()) meta[kDebugInfo] = debug_info_json(m.debug_info);
+  if (!ignored.empty()) head["ignored_modules_by_pid"] = std::move(ignored);
+  Json meta = Json::object();
   Json debug_refs =
       by_pid_json(m.mapped_process_debug_info_by_pid, debug_info_ref_json);
   if (!debug_refs.empty()) meta[kDebugInfoByPid] = std::move(debug_refs);
@@ -581,7 +630,18 @@ std::string write_perf_metadata(const PerfMetadata& m) {
   meta["ignored_modules"] = Json::array();
   meta["markers"] = markers_json(m.timestamps);
   meta["runner"] = runner_json(m.runner);
-  return meta.dump(-1, ' ', false, Json::error_handler_t::replace);
+  auto dump = [](const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  std::string out = "{";
+  out += members(dump(head));
+  if (!m.debug_info.empty()) {
+    out += ",\"debug_info\":";
+    out += debug_info_text(m.debug_info);
+  }
+  out += ',';
+  out += members(dump(meta));
+  return out + "}";
 }
 
 base::Result<PerfMetadataRead> read_perf_metadata(

@@ -14,6 +14,7 @@
 #include "base/base.hpp"
 #include "format/format.hpp"
 #include "symbols/elf_image.hpp"
+#include "symbols/module_cache.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::symbols {
@@ -34,16 +35,13 @@ struct UniqueFile {
   std::vector<std::string> open_paths;  // candidates, first mapping first
 };
 
-struct FileError {
-  std::string reason;
-  std::string example;
-};
-
 struct FileResult {
   ModuleInfo info;
   std::optional<ElfSummary> summary;
   std::optional<ModuleDebugInfo> debug_info;
   std::vector<FileError> errors;
+  bool from_cache = false;
+  bool stored = false;  // a new cache entry was written
 };
 
 bool looks_like_libc(std::string_view path) {
@@ -53,94 +51,191 @@ bool looks_like_libc(std::string_view path) {
   return base.starts_with("libc.so") || base.starts_with("libc-");
 }
 
-void process_file(const UniqueFile& file, const ArtifactOptions& options,
-                  FileResult& result) {
-  result.info.key = file.key;
-  result.info.path = file.identity.path;
-  auto fail = [&](std::string reason, const std::string& message) {
-    result.errors.push_back(
-        FileError{std::move(reason), file.identity.path + ": " + message});
-  };
+// Only files named by an absolute path with a known identity are cached
+// (not the vDSO copy, which is a new temporary file every run).
+bool cacheable(const UniqueFile& file) {
+  return file.identity.known() && file.identity.path.starts_with('/');
+}
 
-  // Try every recorded way to reach the file (a pid's /proc/<pid>/root may
-  // be gone by now while another pid's still works).
+struct OpenedFile {
   std::optional<ElfImage> image;
   std::string open_path;
+};
+
+// Tries every recorded way to reach the file (a pid's /proc/<pid>/root may
+// be gone by now while another pid's still works).
+base::Result<OpenedFile> open_first(const UniqueFile& file) {
   base::Error open_error("no path to open");
   for (const std::string& candidate : file.open_paths) {
     base::Result<ElfImage> opened = ElfImage::open(candidate);
-    if (opened) {
-      image.emplace(std::move(opened).value());
-      open_path = candidate;
-      break;
-    }
+    if (opened) return OpenedFile{std::move(opened).value(), candidate};
     open_error = std::move(opened).error();
     // Only a failure to open at all is worth retrying elsewhere.
     if (open_error.code() == 0) break;
   }
-  if (!image) {
-    fail(std::string(classify_open_error(open_error)), open_error.what());
-    return;
-  }
-  result.summary = image->summary();
-  result.info.build_id = result.summary->build_id;
+  return open_error;
+}
 
+// Parses the file: symbols, unwind data, then (the image unmapped first)
+// debug info. Nothing is written.
+ModuleOutputs compute_outputs(OpenedFile& opened,
+                              const std::string& recorded_path,
+                              const ArtifactOptions& options) {
+  ModuleOutputs out;
+  auto fail = [&](std::string reason, const std::string& message) {
+    out.errors.push_back(
+        FileError{std::move(reason), recorded_path + ": " + message});
+  };
   base::Result<std::vector<Symbol>> symbols =
-      collect_symbols(*image, open_path, options.debug);
+      collect_symbols(*opened.image, opened.open_path, options.debug);
   if (symbols) {
     const std::vector<Symbol>& syms = *symbols;
-    std::string path =
-        format::ProfileLayout(options.out_dir).symbols_map(file.key);
-    base::Status written =
-        base::write_file_atomic(path, format::format_symbols_map(syms));
-    if (written) {
-      result.info.has_symbols = true;
-      result.info.symbol_count = syms.size();
-      result.info.symbols_min = syms.front().addr;
-      for (const Symbol& s : syms) {
-        result.info.symbols_min = std::min(result.info.symbols_min, s.addr);
-        result.info.symbols_max_end =
-            std::max(result.info.symbols_max_end, s.addr + s.size);
-      }
-    } else {
-      fail("write_failed", written.error().what());
+    out.symbols_map = format::format_symbols_map(syms);
+    out.symbol_count = syms.size();
+    out.symbols_min = syms.front().addr;
+    for (const Symbol& s : syms) {
+      out.symbols_min = std::min(out.symbols_min, s.addr);
+      out.symbols_max_end = std::max(out.symbols_max_end, s.addr + s.size);
     }
   } else {
     fail("no_symbols", symbols.error().what());
   }
-
-  base::Result<UnwindData> unwind = image->unwind_data(file.identity.path);
+  base::Result<UnwindData> unwind = opened.image->unwind_data(recorded_path);
   if (unwind) {
-    std::string path =
-        format::ProfileLayout(options.out_dir).unwind_data(file.key);
-    base::Status written =
-        base::write_file_atomic(path, format::encode_unwind_data(*unwind));
-    if (written) {
-      result.info.has_unwind = true;
-    } else {
-      fail("write_failed", written.error().what());
-    }
+    out.unwind_data = format::encode_unwind_data(*unwind);
   } else {
     fail("no_eh_frame", unwind.error().what());
   }
-  image.reset();  // unmap before the DWARF pass maps the file again
+  opened.image.reset();  // unmap before the DWARF pass maps the file again
+  if (!options.debug_info || !symbols) return out;
+  base::Result<ModuleDebugInfo> debug =
+      read_debug_info(opened.open_path, recorded_path, *symbols, options.debug);
+  if (debug) {
+    out.debug_info = std::move(debug).value();
+  } else {
+    fail("no_debug_info", debug.error().what());
+  }
+  return out;
+}
 
-  if (options.debug_info && symbols) {
-    base::Result<ModuleDebugInfo> debug =
-        read_debug_info(open_path, file.identity.path, *symbols, options.debug);
-    if (debug) {
-      result.info.has_debug_info = true;
-      result.debug_info = std::move(debug).value();
-    } else {
-      fail("no_debug_info", debug.error().what());
-      if (looks_like_libc(file.identity.path)) {
-        RUNNER_LOG("symbols", kWarning)
-            << "no debug info for " << file.identity.path
-            << "; install libc6-dbg (Debian/Ubuntu) or glibc-debuginfo for "
-               "source locations in libc";
-      }
+// Writes the outputs of one file into the profile folder and fills its
+// result: the same whether they were just computed or came from the cache.
+void write_outputs(ModuleOutputs outputs, const UniqueFile& file,
+                   const ArtifactOptions& options, FileResult& result) {
+  const format::ProfileLayout layout(options.out_dir);
+  result.errors = std::move(outputs.errors);
+  auto write = [&](const std::string& path, auto&& bytes) {
+    base::Status written = base::write_file_atomic(path, bytes);
+    if (!written)
+      result.errors.push_back(FileError{
+          "write_failed", file.identity.path + ": " + written.error().what()});
+    return static_cast<bool>(written);
+  };
+  if (outputs.symbols_map &&
+      write(layout.symbols_map(file.key), *outputs.symbols_map)) {
+    result.info.has_symbols = true;
+    result.info.symbol_count = outputs.symbol_count;
+    result.info.symbols_min = outputs.symbols_min;
+    result.info.symbols_max_end = outputs.symbols_max_end;
+  }
+  if (outputs.unwind_data &&
+      write(layout.unwind_data(file.key), *outputs.unwind_data)) {
+    result.info.has_unwind = true;
+  }
+  if (outputs.debug_info) {
+    result.info.has_debug_info = true;
+    result.debug_info = std::move(outputs.debug_info);
+  }
+  bool no_debug_info = std::any_of(
+      result.errors.begin(), result.errors.end(),
+      [](const FileError& e) { return e.reason == "no_debug_info"; });
+  if (no_debug_info && looks_like_libc(file.identity.path)) {
+    RUNNER_LOG("symbols", kWarning)
+        << "no debug info for " << file.identity.path
+        << "; install libc6-dbg (Debian/Ubuntu) or glibc-debuginfo for "
+           "source locations in libc";
+  }
+}
+
+void process_file(const UniqueFile& file, const ArtifactOptions& options,
+                  const ModuleCache* cache, FileResult& result) {
+  result.info.key = file.key;
+  result.info.path = file.identity.path;
+  base::Result<OpenedFile> opened = open_first(file);
+  if (!opened) {
+    result.errors.push_back(
+        FileError{std::string(classify_open_error(opened.error())),
+                  file.identity.path + ": " + opened.error().what()});
+    return;
+  }
+  result.summary = opened->image->summary();
+  result.info.build_id = result.summary->build_id;
+  std::optional<CacheKey> key;
+  if (cache != nullptr && cacheable(file))
+    key = module_cache_key(*opened->image, opened->open_path,
+                           file.identity.path, options);
+  if (key) {
+    if (std::optional<ModuleOutputs> hit = cache->lookup(*key)) {
+      result.from_cache = true;
+      write_outputs(std::move(*hit), file, options, result);
+      return;
     }
   }
+  ModuleOutputs outputs = compute_outputs(*opened, file.identity.path, options);
+  if (key) {
+    base::Status stored = cache->store(*key, outputs);
+    result.stored = static_cast<bool>(stored);
+    if (!stored)
+      RUNNER_LOG("symbols", kDebug) << "not cached: " << file.identity.path
+                                    << ": " << stored.error().what();
+  }
+  write_outputs(std::move(outputs), file, options, result);
+}
+
+// The cache of `options`, nullopt when off or unusable (a warning says why).
+std::optional<ModuleCache> open_cache(const ArtifactOptions& options) {
+  if (options.cache_dir.empty() || options.cache_max_bytes == 0)
+    return std::nullopt;
+  base::Result<ModuleCache> cache =
+      ModuleCache::open(options.cache_dir, options.cache_max_bytes);
+  if (!cache) {
+    RUNNER_LOG("symbols", kWarning)
+        << "finalize cache not used: " << cache.error().what();
+    return std::nullopt;
+  }
+  return std::move(cache).value();
+}
+
+// process_file() of every file on a worker pool; then the cache's
+// eviction, when new entries were written.
+std::vector<FileResult> process_files(const std::vector<UniqueFile>& files,
+                                      const ArtifactOptions& options) {
+  std::optional<ModuleCache> cache = open_cache(options);
+  const ModuleCache* cache_ptr = cache ? &*cache : nullptr;
+  std::vector<FileResult> results(files.size());
+  unsigned threads = options.threads != 0
+                         ? options.threads
+                         : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < files.size();
+         i = next.fetch_add(1)) {
+      process_file(files[i], options, cache_ptr, results[i]);
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+  }
+  bool stored = false;
+  for (const FileResult& result : results) stored |= result.stored;
+  if (stored) cache->evict();
+  return results;
 }
 
 }  // namespace
@@ -196,27 +291,8 @@ base::Result<ArtifactSet> build_artifacts(
     }
   }
 
-  // 3. Parse each unique file once, in parallel.
-  std::vector<FileResult> results(files.size());
-  unsigned threads = options.threads != 0
-                         ? options.threads
-                         : std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < files.size();
-         i = next.fetch_add(1)) {
-      process_file(files[i], options, results[i]);
-    }
-  };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (std::thread& t : pool) t.join();
-  }
+  // 3. Parse each unique file once, in parallel (or take it from the cache).
+  std::vector<FileResult> results = process_files(files, options);
 
   ArtifactSet out;
   auto count_error = [&out](const std::string& reason,
@@ -225,6 +301,7 @@ base::Result<ArtifactSet> build_artifacts(
     out.error_examples.emplace(reason, example);
   };
   for (FileResult& result : results) {
+    if (result.from_cache) ++out.cache_hits;
     for (const FileError& e : result.errors) {
       count_error(e.reason, e.example);
       if (e.reason == "write_failed") out.write_failures.push_back(e.example);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,20 @@ class ElfImage {
 base::Result<std::vector<Symbol>> collect_symbols(const ElfImage& image,
                                                   const std::string& path,
                                                   const DebugSearch& search);
+
+// Where find_debug_file looks for the separate debug file of
+// `original_path`, in its order (roots that are not folders are left out);
+// a .gnu_debuglink candidate counts only when its CRC32 matches.
+struct DebugCandidate {
+  std::string path;
+  bool check_crc = false;
+};
+std::vector<DebugCandidate> debug_file_candidates(
+    const std::string& original_path, const ElfSummary& summary,
+    const DebugSearch& search);
+
+// Lowercase hex of `bytes`.
+std::string hex(std::span<const uint8_t> bytes);
 
 // GNU debuglink CRC32 (the zlib polynomial) of a whole file.
 base::Result<uint32_t> file_crc32(const std::string& path);

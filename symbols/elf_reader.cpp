@@ -46,6 +46,8 @@ bool is_regular_file(const std::string& path, struct stat* st) {
   return ::stat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
 
+}  // namespace
+
 std::string hex(std::span<const uint8_t> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -56,6 +58,8 @@ std::string hex(std::span<const uint8_t> bytes) {
   }
   return out;
 }
+
+namespace {
 
 std::string dirname_of(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -116,6 +120,42 @@ base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
       "Could not find segment or section overlapping the file offset range");
 }
 
+std::vector<DebugCandidate> debug_file_candidates(
+    const std::string& original_path, const ElfSummary& summary,
+    const DebugSearch& search) {
+  std::vector<std::string> roots;
+  for (const std::string& root : search.roots) {
+    struct stat st;
+    if (::stat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      roots.push_back(root);
+    }
+  }
+  std::vector<DebugCandidate> out;
+  // 1. build-id: <root>/.build-id/ab/cdef....debug
+  if (summary.build_id.size() >= 2) {
+    std::string id = hex(summary.build_id);
+    for (const std::string& root : roots) {
+      out.push_back({root + "/.build-id/" + id.substr(0, 2) + "/" +
+                         id.substr(2) + ".debug",
+                     false});
+    }
+  }
+  // 2. .gnu_debuglink, only with a matching CRC (a stale debug file would
+  // give wrong symbols and lines).
+  if (summary.debuglink.empty()) return out;
+  std::string dir = dirname_of(original_path);
+  out.push_back({dir + "/" + summary.debuglink, true});
+  out.push_back({dir + "/.debug/" + summary.debuglink, true});
+  std::string rel_dir = dir;
+  while (!rel_dir.empty() && rel_dir.front() == '/') rel_dir.erase(0, 1);
+  for (const std::string& root : roots) {
+    out.push_back({root + "/" + (rel_dir.empty() ? "" : rel_dir + "/") +
+                       summary.debuglink,
+                   true});
+  }
+  return out;
+}
+
 std::optional<std::string> find_debug_file(const std::string& original_path,
                                            const ElfSummary& summary,
                                            const DebugSearch& search) {
@@ -125,43 +165,13 @@ std::optional<std::string> find_debug_file(const std::string& original_path,
     return have_original && st.st_dev == original.st_dev &&
            st.st_ino == original.st_ino;
   };
-  std::vector<std::string> roots;
-  for (const std::string& root : search.roots) {
+  for (const DebugCandidate& candidate :
+       debug_file_candidates(original_path, summary, search)) {
     struct stat st;
-    if (::stat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      roots.push_back(root);
-    }
-  }
-  // 1. build-id: <root>/.build-id/ab/cdef....debug
-  if (summary.build_id.size() >= 2) {
-    std::string id = hex(summary.build_id);
-    for (const std::string& root : roots) {
-      std::string candidate = root + "/.build-id/" + id.substr(0, 2) + "/" +
-                              id.substr(2) + ".debug";
-      struct stat st;
-      if (is_regular_file(candidate, &st) && !is_original(st)) return candidate;
-    }
-  }
-  // 2. .gnu_debuglink, only with a matching CRC (a stale debug file would
-  // give wrong symbols and lines).
-  if (!summary.debuglink.empty()) {
-    std::string dir = dirname_of(original_path);
-    std::vector<std::string> candidates = {
-        dir + "/" + summary.debuglink,
-        dir + "/.debug/" + summary.debuglink,
-    };
-    std::string rel_dir = dir;
-    while (!rel_dir.empty() && rel_dir.front() == '/') rel_dir.erase(0, 1);
-    for (const std::string& root : roots) {
-      candidates.push_back(root + "/" + (rel_dir.empty() ? "" : rel_dir + "/") +
-                           summary.debuglink);
-    }
-    for (const std::string& candidate : candidates) {
-      struct stat st;
-      if (!is_regular_file(candidate, &st) || is_original(st)) continue;
-      base::Result<uint32_t> crc = file_crc32(candidate);
-      if (crc && *crc == summary.debuglink_crc) return candidate;
-    }
+    if (!is_regular_file(candidate.path, &st) || is_original(st)) continue;
+    if (!candidate.check_crc) return candidate.path;
+    base::Result<uint32_t> crc = file_crc32(candidate.path);
+    if (crc && *crc == summary.debuglink_crc) return candidate.path;
   }
   return std::nullopt;
 }

@@ -200,11 +200,19 @@ inline ModuleMapping module_mapping(const format::ProcMapping& line,
                        .timestamp = std::nullopt};
 }
 
+// Default size cap of the finalize cache.
+inline constexpr uint64_t kDefaultCacheMaxBytes = uint64_t{512} << 20;
+
 struct ArtifactOptions {
   std::string out_dir;
   unsigned threads = 0;  // 0 = all cores
   bool debug_info = true;
   DebugSearch debug;
+  // The finalize cache (symbols/module_cache.hpp): a private folder where
+  // the outputs of each file with a GNU build-id are kept between runs;
+  // empty or a cap of 0: no cache.
+  std::string cache_dir;
+  uint64_t cache_max_bytes = kDefaultCacheMaxBytes;
 };
 
 // What one pid sees of one mapping of a module (a file mapped several times
@@ -240,6 +248,8 @@ struct ArtifactSet {
   // Every "write_failed", "module path: message", in key order: artifacts
   // lost to a full disk or an I/O error (the caller must report them).
   std::vector<std::string> write_failures;
+  // Files whose artifacts came from the finalize cache.
+  std::size_t cache_hits = 0;
 };
 
 // Groups mappings by file identity (path + dev/inode when known; one path
@@ -248,7 +258,9 @@ struct ArtifactSet {
 // identity) and names them "<index>__<basename>" so the same set of files
 // always gets the same keys. Each unique file is parsed once, in parallel;
 // <key>.symbols.map and <key>.unwind_data are written atomically. Per-pid
-// load bias per mapping (every mapping of a file by a pid). Per-file
+// load bias per mapping (every mapping of a file by a pid). With a cache_dir,
+// a file whose outputs are in the cache is not parsed (only its ELF headers
+// are read, for its build-id and load segments). Per-file
 // failures never stop the run: they are counted in `errors`. Only failing to
 // create out_dir is an Error.
 base::Result<ArtifactSet> build_artifacts(

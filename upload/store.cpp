@@ -206,11 +206,8 @@ base::Result<StoredRun> find_newest_run(S3Client& client,
 }
 
 std::string default_store_cache(const Environment& env) {
-  if (auto xdg = env_value(env, "XDG_CACHE_HOME"); xdg && (*xdg)[0] == '/')
-    return *xdg + "/runner/store";
-  if (auto home = env_value(env, "HOME")) return *home + "/.cache/runner/store";
-  return base::temp_directory() + "/runner-store-cache-" +
-         std::to_string(::geteuid());
+  return base::cache_directory("store", env_value(env, "XDG_CACHE_HOME"),
+                               env_value(env, "HOME"));
 }
 
 }  // namespace runner::upload

@@ -209,4 +209,65 @@ TEST_SUITE("e2e") {
         CHECK(meta["path_key_to_path"] == first);
     }
   }
+
+  TEST_CASE("finalize cache: a second run reuses every file's artifacts") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    const std::vector<std::string> env = {"XDG_CACHE_HOME=" + dir.file("xdg")};
+    std::vector<nlohmann::json> metas;
+    std::vector<std::string> errs;
+    for (const std::string name : {"first", "second", "uncached"}) {
+      const std::string folder = dir.file(name);
+      std::vector<std::string> extra;
+      if (name == "uncached") extra.push_back("--no-cache");
+      auto r = run_process(runner_run(folder, dir.path(), extra,
+                                      {binary("EXAMPLE_BIN"), "--rounds", "1",
+                                       "--only", "sort"}),
+                           env);
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      metas.push_back(read_json_file(folder + "/perf.metadata"));
+      errs.push_back(r.err);
+    }
+    CHECK(file_exists(dir.file("xdg") + "/runner/finalize"));
+    // "runner: finalize: N files, M from cache, ..."
+    auto hits = [](const std::string& err) {
+      size_t at = err.find("runner: finalize: ");
+      REQUIRE(at != std::string::npos);
+      size_t files = std::stoul(err.substr(at + 18));
+      size_t comma = err.find(", ", at);
+      size_t cached = std::stoul(err.substr(comma + 2));
+      CHECK(err.find(" from cache, ", comma) != std::string::npos);
+      return std::make_pair(files, cached);
+    };
+    auto [files0, cached0] = hits(errs[0]);
+    auto [files1, cached1] = hits(errs[1]);
+    auto [files2, cached2] = hits(errs[2]);
+    CHECK(cached0 == 0);
+    CHECK(files1 == files0);
+    // Every real file has a build-id here; only the vDSO copy is not cached.
+    CHECK(cached1 + 1 >= files1);
+    CHECK(cached1 > 0);
+    CHECK(cached2 == 0);
+    // Pids, timestamps and load biases differ between runs; the keys, the
+    // debug info, the per-file errors and the artifacts' bytes do not.
+    for (size_t run : {1u, 2u}) {
+      const nlohmann::json &a = metas[0], &b = metas[run];
+      CHECK(b["path_key_to_path"] == a["path_key_to_path"]);
+      CHECK(b["debug_info"] == a["debug_info"]);
+      CHECK(b["runner"]["module_errors"] == a["runner"]["module_errors"]);
+      for (const auto& [key, path] : a["path_key_to_path"].items()) {
+        INFO(key);
+        for (const char* suffix : {".symbols.map", ".unwind_data"}) {
+          const std::string x = dir.file("first") + "/" + key + suffix;
+          const std::string y =
+              dir.file(run == 1 ? "second" : "uncached") + "/" + key + suffix;
+          CHECK(file_exists(x) == file_exists(y));
+          if (file_exists(x) && file_exists(y))
+            CHECK(*runner::base::read_file(x) == *runner::base::read_file(y));
+        }
+      }
+    }
+    CHECK_FALSE(metas[1]["debug_info"].empty());
+  }
 }

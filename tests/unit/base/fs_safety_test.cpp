@@ -212,4 +212,18 @@ TEST_SUITE("base") {
       CHECK(runner::base::temp_directory() == "/tmp");
     }
   }
+
+  TEST_CASE("cache folders: $XDG_CACHE_HOME/runner, else ~/.cache/runner") {
+    using runner::base::cache_directory;
+    CHECK(cache_directory("finalize", "/x", "/h") == "/x/runner/finalize");
+    CHECK(cache_directory("store", std::nullopt, "/h") ==
+          "/h/.cache/runner/store");
+    // A relative XDG_CACHE_HOME is ignored, as the XDG spec says.
+    CHECK(cache_directory("store", "rel", "/h") == "/h/.cache/runner/store");
+    CHECK(cache_directory("store", std::nullopt, "") ==
+          runner::base::temp_directory() + "/runner-store-cache-" +
+              std::to_string(::geteuid()));
+    ScopedEnv xdg("XDG_CACHE_HOME", "/env-xdg");
+    CHECK(cache_directory("finalize") == "/env-xdg/runner/finalize");
+  }
 }

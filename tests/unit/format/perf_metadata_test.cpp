@@ -2,6 +2,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "format/format.hpp"
 
@@ -92,6 +93,35 @@ TEST_CASE("perf.metadata: members in the spec's order") {
       R"("rejected_versions":0,"duplicate_starts":0,"unmatched_stops":0,)"
       R"("dropped_replies":0,"write_errors":0,"resyncs":0,)"
       R"("discarded_bytes":0,"truncated_frames":0,"stale_reply_bytes":0}}})");
+}
+
+TEST_CASE("perf.metadata: debug_info written directly is nlohmann's dump") {
+  PerfMetadata m = sample_metadata();
+  ModuleDebugInfo& odd = m.debug_info["1__odd \"key\""];
+  odd.object_path = "/lib/with\\backslash\tand tab";
+  odd.addr_max = UINT64_MAX;
+  odd.entries = {{UINT64_MAX, 0, "ctl\x01\x1f\x7f", "caf\xc3\xa9.c", 0},
+                 {1, 2, "bad utf8 \xff\xc3(", "\"quoted\"", UINT32_MAX},
+                 {3, 4, "", "", std::nullopt}};
+  const std::string text = write_perf_metadata(m);
+  using Json = nlohmann::ordered_json;
+  const Json parsed = Json::parse(text);
+  // The same bytes as the DOM's own dump, member order included.
+  CHECK(parsed.dump(-1, ' ', false, Json::error_handler_t::replace) == text);
+  const Json& entries = parsed["debug_info"]["1__odd \"key\""]["debug_infos"];
+  REQUIRE(entries.size() == 3);
+  CHECK(entries[0]["addr"] == UINT64_MAX);
+  CHECK(entries[0]["name"] == "ctl\x01\x1f\x7f");
+  CHECK(entries[0]["file"] == "caf\xc3\xa9.c");
+  CHECK(entries[1]["name"] == "bad utf8 \xef\xbf\xbd\xef\xbf\xbd(");
+  CHECK(entries[1]["line"] == UINT32_MAX);
+  CHECK(entries[2]["line"].is_null());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : parsed.items()) keys.push_back(key);
+  REQUIRE(keys.size() > 4);
+  CHECK(keys[2] == "ignored_modules_by_pid");
+  CHECK(keys[3] == "debug_info");
+  CHECK(keys[4] == "mapped_process_debug_info_by_pid");
 }
 
 TEST_CASE("perf.metadata round trip") {
