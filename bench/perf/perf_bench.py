@@ -12,10 +12,10 @@
             same frequency and dwarf stack size, both on every CPU) at
             997/4000/10000 Hz x dwarf 8/16/32 KiB; the runner's own CPU
             while sampling, from its run summary (getrusage).
-  finalize  bench/finalize (when built): finalize time cold and warm
-            against perf's post-processing.
-  size      bench/size (when present): perf.pipedata and folder sizes with
-            and without --compress against `perf record -z`.
+  finalize  bench/finalize: finalize time with a cold and a warm cache
+            against perf's post-processing (perf script) of the example.
+  size      bench/size: perf.pipedata and folder sizes with and without
+            --compress against `perf record -z`.
 
   perf_bench.py --runner build/agent/runner \\
       --harness build/integrations/exec-harness/exec-harness \\
@@ -219,8 +219,11 @@ def main():
         if "finalize" in parts:
             print("\n== finalize: cold and warm cache vs perf's "
                   "post-processing")
+            example = os.path.join(os.path.dirname(args.runner), "..",
+                                   "integrations", "examples",
+                                   "bench_example")
             sub_bench("finalize/finalize_bench.py",
-                      ["--runner", args.runner, "--harness", args.harness])
+                      ["--runner", args.runner, example, "--rounds", "2"])
         if "size" in parts:
             print("\n== size: perf.pipedata with and without --compress vs "
                   "perf record -z")
