@@ -223,7 +223,8 @@ def main():
                                    "integrations", "examples",
                                    "bench_example")
             sub_bench("finalize/finalize_bench.py",
-                      ["--runner", args.runner, example, "--rounds", "2"])
+                      ["--runner", args.runner, "--", example, "--rounds",
+                       "2"])
         if "size" in parts:
             print("\n== size: perf.pipedata with and without --compress vs "
                   "perf record -z")
