@@ -129,6 +129,8 @@ def perf_lost(data_file):
         got = re.match(r"\s*LOST events:\s*(\d+)", line)
         if got and int(got.group(1)) > 0:
             lost = max(lost, 1)
+    if lost == 0:
+        return 0
     # LOST records count samples in their payload: perf script shows them.
     script = subprocess.run(["perf", "script", "-i", data_file,
                              "--show-lost-events", "-F", "comm"],
