@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Issue 18's figures, each against its reference tool, in one run.
 
-  report    `runner report` (--format perf-script and the default summary
-            + flamegraph outputs, with 1 and 2 threads) against
+  report    `runner report` (--format perf-script with 1, 2 and 3 threads,
+            and the default summary + flamegraph outputs with 3, the
+            default on 2 CPUs) against
             `perf script` and `cat FILE >/dev/null` on the same
             perf.pipedata, at each profile size: median wall time and peak
             RSS, as ratios. The profiles are recorded first with
@@ -79,18 +80,18 @@ def median_runs(argv, reps, stdout=subprocess.DEVNULL):
 def report_part(args, workdir):
     print("== report: runner report vs perf script vs cat, same file "
           "(median of %d; peak RSS)" % args.reps)
-    print("| samples | file | cat | perf script | runner perf-script 1 thr "
-          "| 2 thr | x perf script (2 thr) | x cat (2 thr) | runner summary "
-          "2 thr | x perf script | RSS runner 1 / 2 thr | RSS perf | "
-          "RSS ratio (1 thr) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| samples | file | cat | perf script | runner perf-script "
+          "1 / 2 / 3 thr | x perf script (1 / 2 / 3) | x cat (3 thr) | "
+          "runner summary 3 thr | x perf script | RSS runner 1 / 3 thr | "
+          "RSS perf | RSS ratio (1 / 3 thr) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         folder, samples = record_profile(args.runner, args.workload, size,
                                          workdir)
         pipedata = os.path.join(folder, "perf.pipedata")
         mib = os.path.getsize(pipedata) / (1 << 20)
         # Interleaved: one of each per repetition, so drift hits all alike.
-        times = {k: [] for k in ("cat", "perf", "r1", "r2", "sum2")}
+        times = {k: [] for k in ("cat", "perf", "r1", "r2", "r3", "sum3")}
         rss = {k: 0.0 for k in times}
         commands = {
             "cat": ["cat", pipedata],
@@ -99,7 +100,9 @@ def report_part(args, workdir):
                    "perf-script", folder],
             "r2": [args.runner, "report", "--threads", "2", "--format",
                    "perf-script", folder],
-            "sum2": [args.runner, "report", "--threads", "2", folder],
+            "r3": [args.runner, "report", "--threads", "3", "--format",
+                   "perf-script", folder],
+            "sum3": [args.runner, "report", "--threads", "3", folder],
         }
         for _ in range(args.reps):
             for key, argv in commands.items():
@@ -107,12 +110,14 @@ def report_part(args, workdir):
                 times[key].append(wall)
                 rss[key] = max(rss[key], peak)
         m = {k: statistics.median(v) for k, v in times.items()}
-        print("| %d | %.0f MiB | %.3f s | %.3f s | %.3f s | %.3f s | %.1fx | "
-              "%.2fx | %.3f s | %.1fx | %.1f / %.1f MiB | %.1f MiB | %.2f |" % (
+        print("| %d | %.0f MiB | %.3f s | %.3f s | %.3f / %.3f / %.3f s | "
+              "%.1fx / %.1fx / %.1fx | %.2fx | %.3f s | %.1fx | "
+              "%.1f / %.1f MiB | %.1f MiB | %.2f / %.2f |" % (
                   samples, mib, m["cat"], m["perf"], m["r1"], m["r2"],
-                  m["perf"] / m["r2"], m["r2"] / m["cat"], m["sum2"],
-                  m["perf"] / m["sum2"], rss["r1"], rss["r2"], rss["perf"],
-                  rss["r1"] / rss["perf"]))
+                  m["r3"], m["perf"] / m["r1"], m["perf"] / m["r2"],
+                  m["perf"] / m["r3"], m["r3"] / m["cat"], m["sum3"],
+                  m["perf"] / m["sum3"], rss["r1"], rss["r3"], rss["perf"],
+                  rss["r1"] / rss["perf"], rss["r3"] / rss["perf"]))
         sys.stdout.flush()
         shutil.rmtree(folder, ignore_errors=True)
 
