@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -94,6 +95,30 @@ ReadAll record_hot_loop(const std::string& file) {
   ReadAll all = read_all(file);
   REQUIRE(all.clean_eof);
   return all;
+}
+
+// Our Sampler (cpu-clock) on `fork_exec hot_loop 200`, from its exec to its
+// exit, into `file`: its stats; *pid is the sampled process.
+std::optional<runner::profiler::SamplerStats> sample_fork_exec(
+    const std::string& file, SamplerOptions options, int32_t* pid) {
+  runner::base::SpawnOptions spawn;
+  spawn.argv = {helper("fork_exec"), helper("hot_loop"), "200"};
+  spawn.suspended = true;
+  auto child = runner::base::ChildProcess::spawn(spawn);
+  REQUIRE(child);
+  *pid = child->pid();
+  options.event = runner::profiler::SamplingEvent::kCpuClock;
+  auto sampler = Sampler::create(*pid, options, file);
+  REQUIRE_MESSAGE(sampler, sampler.error().what());
+  REQUIRE((*sampler)->enable());
+  REQUIRE(child->release());
+  auto status = child->wait();
+  REQUIRE(status);
+  CHECK(status->success());
+  REQUIRE((*sampler)->disable());
+  auto stats = (*sampler)->finish();
+  REQUIRE(stats);
+  return *stats;
 }
 
 }  // namespace
@@ -427,24 +452,8 @@ TEST_SUITE("profiler") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("ours.pipedata");
-    runner::base::SpawnOptions spawn;
-    spawn.argv = {helper("fork_exec"), helper("hot_loop"), "200"};
-    spawn.suspended = true;
-    auto child = runner::base::ChildProcess::spawn(spawn);
-    REQUIRE(child);
-    int32_t pid = child->pid();
-    SamplerOptions options;
-    options.event = runner::profiler::SamplingEvent::kCpuClock;
-    auto sampler = Sampler::create(pid, options, file);
-    REQUIRE_MESSAGE(sampler, sampler.error().what());
-    REQUIRE((*sampler)->enable());
-    REQUIRE(child->release());
-    auto status = child->wait();
-    REQUIRE(status);
-    CHECK(status->success());
-    REQUIRE((*sampler)->disable());
-    auto stats = (*sampler)->finish();
-    REQUIRE(stats);
+    int32_t pid = 0;
+    auto stats = sample_fork_exec(file, SamplerOptions{}, &pid);
 
     ReadAll all = read_all(file);
     INFO(all.error);
@@ -507,21 +516,10 @@ TEST_SUITE("profiler") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     runner::testing::TempDir dir;
     std::string file = dir.file("ours.pipedata");
-    runner::base::SpawnOptions spawn;
-    spawn.argv = {helper("fork_exec"), helper("hot_loop"), "200"};
-    spawn.suspended = true;
-    auto child = runner::base::ChildProcess::spawn(spawn);
-    REQUIRE(child);
     SamplerOptions options;
-    options.event = runner::profiler::SamplingEvent::kCpuClock;
     options.compress_level = 3;
-    auto sampler = Sampler::create(child->pid(), options, file);
-    REQUIRE_MESSAGE(sampler, sampler.error().what());
-    REQUIRE((*sampler)->enable());
-    REQUIRE(child->release());
-    REQUIRE(child->wait());
-    auto stats = (*sampler)->finish();
-    REQUIRE(stats);
+    int32_t pid = 0;
+    auto stats = sample_fork_exec(file, options, &pid);
     CHECK(stats->compress_level == 3);
     CHECK(stats->compressed_bytes > 0);
     CHECK(stats->compressed_bytes * 2 < stats->uncompressed_bytes);

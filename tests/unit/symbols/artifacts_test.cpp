@@ -29,30 +29,7 @@ using testing::shell_quote;
 
 constexpr uint64_t kPage = 4096;
 
-// Executable mappings the kernel would create for `path` loaded at `base`.
-std::vector<ModuleMapping> mappings_for(const std::string& path, int32_t pid,
-                                        uint64_t base) {
-  auto summary = read_elf_summary(path);
-  REQUIRE(summary);
-  struct stat st;
-  REQUIRE(::stat(path.c_str(), &st) == 0);
-  std::vector<ModuleMapping> out;
-  for (const LoadSegment& seg : summary->loads) {
-    if ((seg.flags & PF_X) == 0) continue;
-    ModuleMapping m;
-    m.pid = pid;
-    m.path = path;
-    m.start = base + (seg.vaddr & ~(kPage - 1));
-    m.end = base + ((seg.vaddr + seg.memsz + kPage - 1) & ~(kPage - 1));
-    m.pgoff = seg.offset & ~(kPage - 1);
-    m.dev_major = major(st.st_dev);
-    m.dev_minor = minor(st.st_dev);
-    m.inode = st.st_ino;
-    out.push_back(m);
-  }
-  REQUIRE_FALSE(out.empty());
-  return out;
-}
+using testing::mappings_for;
 
 void append(std::vector<ModuleMapping>& out,
             const std::vector<ModuleMapping>& more) {

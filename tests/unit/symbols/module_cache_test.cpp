@@ -32,31 +32,9 @@ using testing::prog_inline;
 using testing::prog_nopie;
 using testing::prog_pie;
 
-constexpr uint64_t kPage = 4096;
-
 // The executable mappings of `path` loaded at 0x7f0000000000 by pid 1.
 std::vector<ModuleMapping> mappings_for(const std::string& path) {
-  auto summary = read_elf_summary(path);
-  REQUIRE(summary);
-  struct stat st;
-  REQUIRE(::stat(path.c_str(), &st) == 0);
-  std::vector<ModuleMapping> out;
-  for (const LoadSegment& seg : summary->loads) {
-    if ((seg.flags & PF_X) == 0) continue;
-    ModuleMapping m;
-    m.pid = 1;
-    m.path = path;
-    const uint64_t base = 0x7f0000000000;
-    m.start = base + (seg.vaddr & ~(kPage - 1));
-    m.end = base + ((seg.vaddr + seg.memsz + kPage - 1) & ~(kPage - 1));
-    m.pgoff = seg.offset & ~(kPage - 1);
-    m.dev_major = major(st.st_dev);
-    m.dev_minor = minor(st.st_dev);
-    m.inode = st.st_ino;
-    out.push_back(m);
-  }
-  REQUIRE_FALSE(out.empty());
-  return out;
+  return testing::mappings_for(path, 1, 0x7f0000000000);
 }
 
 std::vector<ModuleMapping> mappings_for(const std::vector<std::string>& paths) {

@@ -1,13 +1,21 @@
 // Helpers shared by the symbols tests: test program paths and running the
-// reference tools (readelf, addr2line, objcopy) through a shell.
+// reference tools (readelf, addr2line, objcopy) through a shell, the
+// mappings a loaded file would have.
 #pragma once
 
+#include <elf.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include "symbols/symbols.hpp"
 
 namespace runner::symbols::testing {
 
@@ -78,6 +86,35 @@ inline std::vector<std::string> split_ws(const std::string& line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
   }
+  return out;
+}
+
+inline constexpr uint64_t kMappingPage = 4096;
+
+// Executable mappings the kernel would create for `path` loaded at `base`
+// by `pid`.
+inline std::vector<ModuleMapping> mappings_for(const std::string& path,
+                                               int32_t pid, uint64_t base) {
+  auto summary = read_elf_summary(path);
+  REQUIRE(summary);
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  std::vector<ModuleMapping> out;
+  for (const LoadSegment& seg : summary->loads) {
+    if ((seg.flags & PF_X) == 0) continue;
+    ModuleMapping m;
+    m.pid = pid;
+    m.path = path;
+    m.start = base + (seg.vaddr & ~(kMappingPage - 1));
+    m.end = base +
+            ((seg.vaddr + seg.memsz + kMappingPage - 1) & ~(kMappingPage - 1));
+    m.pgoff = seg.offset & ~(kMappingPage - 1);
+    m.dev_major = major(st.st_dev);
+    m.dev_minor = minor(st.st_dev);
+    m.inode = st.st_ino;
+    out.push_back(m);
+  }
+  REQUIRE_FALSE(out.empty());
   return out;
 }
 
