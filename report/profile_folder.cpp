@@ -121,7 +121,9 @@ ModuleSymbols::ModuleSymbols(std::vector<symbols::Symbol> symbols) {
   if (!symbols_.empty()) {
     min_ = symbols_.front().addr;
     for (const auto& s : symbols_)
-      max_end_ = std::max(max_end_, s.addr + s.size);
+      max_end_ =
+          std::max(max_end_,
+                   s.size > UINT64_MAX - s.addr ? UINT64_MAX : s.addr + s.size);
   }
 }
 
@@ -132,7 +134,9 @@ const symbols::Symbol* ModuleSymbols::find(uint64_t addr) const {
   // Walk back a little: an enclosing symbol may start before a smaller one.
   for (int step = 0; step < 16 && it != symbols_.begin(); ++step) {
     --it;
-    if (addr < it->addr + it->size) return &*it;
+    // addr >= it->addr here: no overflow, also for a symbol ending past
+    // 2^64 (a corrupt map may hold one).
+    if (addr - it->addr < it->size) return &*it;
   }
   return nullptr;
 }

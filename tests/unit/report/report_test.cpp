@@ -93,6 +93,21 @@ TEST_SUITE("report") {
     CHECK(table.max_end() == 0x3000);
   }
 
+  TEST_CASE(
+      "symbol table: a symbol whose end is past 2^64 (a corrupt map) is "
+      "found at its own addresses, and max_end stops at 2^64 - 1") {
+    // Found by fuzz_symbols_map: addr + size wrapped to a small number.
+    std::vector<runner::symbols::Symbol> syms = {
+        {0x1000, 0x10, "low", 0}, {0xfffffffffffffff0, 0x37c, "wraps", 0}};
+    ModuleSymbols table(syms);
+    REQUIRE(table.find(0xfffffffffffffff0) != nullptr);
+    CHECK(table.find(0xfffffffffffffff0)->name == "wraps");
+    CHECK(table.find(0xffffffffffffffff)->name == "wraps");
+    CHECK(table.find(0x1008)->name == "low");
+    CHECK(table.find(0x2000) == nullptr);
+    CHECK(table.max_end() == UINT64_MAX);
+  }
+
   TEST_CASE("flamegraph SVG is self-contained and escaped") {
     std::vector<FoldedStack> stacks = {{{"main", "a<b>&c"}, 3},
                                        {{"main", "d"}, 1}};
