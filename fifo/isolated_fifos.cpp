@@ -1,5 +1,6 @@
 #include "fifo/isolated_fifos.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -8,6 +9,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "base/base.hpp"
@@ -17,6 +20,13 @@ namespace {
 
 constexpr int kAttempts = 50;
 constexpr auto kRetryDelay = std::chrono::milliseconds(10);
+constexpr std::string_view kDirPrefix = "runner-fifos.";
+constexpr const char* kLockName = "runner.fifo.lock";
+// A private directory without its lock file is being set up, or was left by
+// a runner killed during setup: only the latter is this old.
+constexpr time_t kUnlockedDirAge = 60;
+// A private directory holds the two FIFOs and the lock file.
+constexpr int kMaxOrphanEntries = 8;
 
 bool is_placeholder(const struct stat& st) {
   return S_ISFIFO(st.st_mode) && (st.st_mode & 07777) == kPlaceholderMode;
@@ -37,7 +47,85 @@ base::Status make_placeholder(const std::string& path) {
   return {};
 }
 
+// The runner that made the directory `dir_fd` (a 0700 directory of ours)
+// is gone: its lock file is not locked by anybody, or there is none and the
+// directory is old. `lock` then holds the lock until the caller is done.
+bool orphaned(int dir_fd, const struct stat& dir_st, base::UniqueFd& lock) {
+  lock.reset(::openat(dir_fd, kLockName,
+                      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!lock)
+    return errno == ENOENT &&
+           ::time(nullptr) - dir_st.st_mtime > kUnlockedDirAge;
+  struct stat st {};
+  return ::fstat(lock.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+         st.st_uid == ::geteuid() &&
+         ::flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
+// Unlinks the files in an orphaned directory (never a subdirectory: then
+// the directory is left), then the directory itself.
+base::Status remove_orphan(int parent_fd, const std::string& name, int dir_fd) {
+  DIR* dir = ::fdopendir(::dup(dir_fd));
+  if (dir == nullptr) return base::errno_error("opendir");
+  int count = 0;
+  base::Status status;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string file = entry->d_name;
+    if (file == "." || file == "..") continue;
+    struct stat st {};
+    if (++count > kMaxOrphanEntries ||
+        ::fstatat(dir_fd, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        S_ISDIR(st.st_mode) || ::unlinkat(dir_fd, file.c_str(), 0) != 0) {
+      status = base::Error("cannot empty it (" + file + ")");
+      break;
+    }
+  }
+  ::closedir(dir);
+  if (status && ::unlinkat(parent_fd, name.c_str(), AT_REMOVEDIR) != 0)
+    return base::errno_error("rmdir");
+  return status;
+}
+
+void remove_if_orphaned(int parent_fd, const std::string& parent,
+                        const std::string& name) {
+  base::UniqueFd dir_fd(
+      ::openat(parent_fd, name.c_str(),
+               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!dir_fd || ::fstat(dir_fd.get(), &st) != 0 || st.st_uid != ::geteuid() ||
+      (st.st_mode & 07777) != 0700)
+    return;
+  base::UniqueFd lock;
+  if (!orphaned(dir_fd.get(), st, lock)) return;
+  auto removed = remove_orphan(parent_fd, name, dir_fd.get());
+  if (removed) {
+    RUNNER_LOG("fifo", kInfo) << "removed " << parent << "/" << name
+                              << ", left by a runner that was killed";
+  } else {
+    RUNNER_LOG("fifo", kWarning)
+        << "cannot remove " << parent << "/" << name
+        << ", left by a runner that was killed: " << removed.error().what();
+  }
+}
+
 }  // namespace
+
+void remove_orphaned_directories(const std::string& parent) {
+  base::UniqueFd parent_fd(
+      ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent_fd) return;
+  DIR* dir = ::fdopendir(::dup(parent_fd.get()));
+  if (dir == nullptr) return;
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name.size() == kDirPrefix.size() + 6 && name.starts_with(kDirPrefix))
+      names.emplace_back(name);
+  }
+  ::closedir(dir);
+  for (const std::string& name : names)
+    remove_if_orphaned(parent_fd.get(), parent, name);
+}
 
 std::string describe_owner(uid_t uid) {
   std::string text = "uid " + std::to_string(uid);
@@ -149,13 +237,15 @@ base::Result<std::unique_ptr<IsolatedFifos>> IsolatedFifos::create(
     const ServerOptions& shared) {
   std::unique_ptr<IsolatedFifos> fifos(new IsolatedFifos());
   fifos->shared_ = shared;
-  std::string tmpl = base::temp_directory() + "/runner-fifos.XXXXXX";
+  remove_orphaned_directories(base::temp_directory());
+  std::string tmpl =
+      base::temp_directory() + "/" + std::string(kDirPrefix) + "XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr)
     return base::errno_error("mkdtemp " + tmpl);
   fifos->dir_ = tmpl;
   fifos->private_.ctl_path = tmpl + "/runner.ctl.fifo";
   fifos->private_.ack_path = tmpl + "/runner.ack.fifo";
-  fifos->private_.lock_path = tmpl + "/runner.fifo.lock";
+  fifos->private_.lock_path = tmpl + "/" + kLockName;
   for (const std::string* path : {&shared.ctl_path, &shared.ack_path}) {
     RUNNER_ASSIGN_OR_RETURN(Target target, acquire_target(*path),
                             "bind target " + *path);

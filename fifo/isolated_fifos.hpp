@@ -69,6 +69,14 @@ class IsolatedFifos {
   std::vector<Target> targets_;
 };
 
+// A runner killed with SIGKILL leaves its private directory behind.
+// create() first removes, under `parent`, every runner-fifos.XXXXXX
+// directory of ours (mode 0700, not a symlink) whose runner is gone: its
+// lock file (flocked by its server while it runs) can be locked, or it has
+// none and is older than a minute. Only its files are unlinked, through the
+// directory's fd; a directory holding anything else is left.
+void remove_orphaned_directories(const std::string& parent);
+
 // "uid 65534 (nobody)", for messages naming who owns a file.
 std::string describe_owner(uid_t uid);
 

@@ -55,12 +55,17 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-// "<dev> <ino> <size> <mtime ns>" of a file.
+int64_t ns(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// "<dev> <ino> <size> <mtime ns> <ctime ns>" of a file. The mtime can be set
+// back (cp -p, rsync -t, a build that restores it); the ctime cannot, and
+// any write, rename onto or restored mtime changes it.
 std::string identity(const struct stat& st) {
-  int64_t mtime_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
-         std::to_string(st.st_size) + " " + std::to_string(mtime_ns);
+         std::to_string(st.st_size) + " " + std::to_string(ns(st.st_mtim)) +
+         " " + std::to_string(ns(st.st_ctim));
 }
 
 // A length-prefixed line, so no path can read as two fields.

@@ -4,8 +4,8 @@
 // copies bytes instead of parsing ELF and DWARF again.
 //
 // Key: the file's GNU build-id, the recorded path, the identity of the file
-// opened (st_dev, st_ino, size, mtime in ns), whether debug info is read,
-// the debug search roots and the identity of every separate debug file
+// opened (st_dev, st_ino, size, mtime and ctime in ns), whether debug info is
+// read, the debug search roots and the identity of every separate debug file
 // candidate that exists, plus the entry format version. A file without a
 // build-id is not cached. The whole key text is stored in the entry and
 // compared on lookup; the entry's name only spreads keys over file names.
@@ -35,7 +35,7 @@
 
 namespace runner::symbols {
 
-inline constexpr uint32_t kModuleCacheVersion = 1;
+inline constexpr uint32_t kModuleCacheVersion = 2;
 
 struct FileError {
   std::string reason;

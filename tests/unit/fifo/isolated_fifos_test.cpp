@@ -4,9 +4,12 @@
 #include "fifo/isolated_fifos.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -179,4 +182,100 @@ TEST_SUITE("fifo") {
     REQUIRE(::lstat(shared.ctl_path.c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == runner::fifo::kPlaceholderMode);
   }
+}
+
+namespace {
+
+// A private directory as a runner leaves it: runner-fifos.XXXXXX (0700)
+// with its server's FIFOs and lock, made by a child process that holds the
+// lock until it is killed (kill_it) or the test ends.
+class RunnerDir {
+ public:
+  RunnerDir(const TempDir& parent, bool kill_it) {
+    std::string tmpl = parent.file("runner-fifos.XXXXXX");
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+    int ready[2];
+    REQUIRE(::pipe(ready) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ServerOptions options;
+      options.ctl_path = path + "/runner.ctl.fifo";
+      options.ack_path = path + "/runner.ack.fifo";
+      options.lock_path = path + "/runner.fifo.lock";
+      auto files = runner::fifo::FifoFiles::create(options);
+      char ok = files ? 1 : 0;
+      (void)!::write(ready[1], &ok, 1);
+      ::pause();
+      _exit(0);
+    }
+    ::close(ready[1]);
+    char ok = 0;
+    REQUIRE(::read(ready[0], &ok, 1) == 1);
+    ::close(ready[0]);
+    REQUIRE(ok == 1);
+    if (kill_it) stop();
+  }
+  ~RunnerDir() { stop(); }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  std::string path;
+
+ private:
+  pid_t pid_ = -1;
+};
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void age(const std::string& path, int seconds) {
+  struct timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= seconds;
+  times[1] = times[0];
+  REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("fifo: private directories of killed runners are removed") {
+  TempDir dir;
+  RunnerDir killed(dir, /*kill_it=*/true);
+  RunnerDir running(dir, /*kill_it=*/false);
+  // Killed during setup, before its server made the lock: old, or new.
+  const std::string unlocked_old = dir.file("runner-fifos.oldnol");
+  const std::string unlocked_new = dir.file("runner-fifos.newnol");
+  REQUIRE(::mkdir(unlocked_old.c_str(), 0700) == 0);
+  REQUIRE(::mkdir(unlocked_new.c_str(), 0700) == 0);
+  age(unlocked_old, 3600);
+  // Not ours to remove: open to others, a symlink to an orphan, something
+  // that is no runner's directory.
+  RunnerDir open_to_others(dir, /*kill_it=*/true);
+  REQUIRE(::chmod(open_to_others.path.c_str(), 0755) == 0);
+  TempDir elsewhere;
+  RunnerDir linked(elsewhere, /*kill_it=*/true);
+  const std::string link = dir.file("runner-fifos.linkxx");
+  REQUIRE(::symlink(linked.path.c_str(), link.c_str()) == 0);
+  const std::string with_subdir = dir.file("runner-fifos.subdir");
+  REQUIRE(::mkdir(with_subdir.c_str(), 0700) == 0);
+  REQUIRE(::mkdir((with_subdir + "/keep").c_str(), 0700) == 0);
+  age(with_subdir, 3600);
+
+  runner::fifo::remove_orphaned_directories(dir.path());
+  CHECK_FALSE(exists(killed.path));
+  CHECK_FALSE(exists(unlocked_old));
+  CHECK(exists(running.path + "/runner.fifo.lock"));
+  CHECK(exists(running.path + "/runner.ctl.fifo"));
+  CHECK(exists(unlocked_new));
+  CHECK(exists(open_to_others.path + "/runner.fifo.lock"));
+  CHECK(exists(link));
+  CHECK(exists(linked.path + "/runner.fifo.lock"));
+  CHECK(exists(with_subdir + "/keep"));
 }

@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <string_view>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -148,6 +150,23 @@ std::vector<std::string> test_files() {
   return files;
 }
 
+ino_t inode(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_ino;
+}
+
+size_t replace_all(std::string& text, std::string_view from,
+                   std::string_view to) {
+  size_t count = 0;
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+    ++count;
+  }
+  return count;
+}
+
 void sleep_ms(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
@@ -220,6 +239,25 @@ TEST_CASE("cache: a changed file misses") {
   }
   SUBCASE("rewritten in place with another program") {
     fs::copy_file(prog_nopie(), copy, fs::copy_options::overwrite_existing);
+  }
+  SUBCASE("rewritten in place, same build-id and size, mtime set back") {
+    // cp -p or rsync -t of a rebuild that keeps its build-id: only the
+    // ctime tells the file changed.
+    const auto mtime = fs::last_write_time(copy);
+    const ino_t ino = inode(copy);
+    std::string bytes = slurp(copy);
+    const size_t renamed =
+        replace_all(bytes, "known_function", "knowN_function");
+    REQUIRE(renamed > 0);
+    sleep_ms(20);  // a ctime that differs even on a coarse clock
+    {
+      std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    fs::last_write_time(copy, mtime);
+    REQUIRE(inode(copy) == ino);
+    REQUIRE(fs::last_write_time(copy) == mtime);
+    REQUIRE(fs::file_size(copy) == bytes.size());
   }
   ArtifactSet c = build(mappings_for(copy), options(dir.file("c"), cache));
   CHECK(c.cache_hits == 0);
