@@ -31,6 +31,20 @@ inline std::string helper(const std::string& name) {
   return std::string(READING_HELPER_DIR) + "/reading_" + name;
 }
 
+// Why a deleted mapped file cannot be pinned here ("" when it can): opening
+// /proc/<pid>/map_files/ needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE.
+inline std::string map_files_refused() {
+  auto maps = runner::base::read_file("/proc/self/maps");
+  if (!maps || maps->empty()) return "/proc/self/maps is unreadable";
+  const std::string range = maps->substr(0, maps->find(' '));
+  base::UniqueFd fd(
+      ::open(("/proc/self/map_files/" + range).c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd) return "";
+  return std::string("/proc/<pid>/map_files is refused (") +
+         std::strerror(errno) +
+         "): deleted mapped files cannot be pinned without CAP_SYS_ADMIN";
+}
+
 inline std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
