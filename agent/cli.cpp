@@ -6,6 +6,7 @@
 #include "agent/commands.hpp"
 #include "agent/options.hpp"
 #include "agent/upload_command.hpp"
+#include "agent/verdict_file.hpp"
 #include "base/base.hpp"
 
 namespace runner::agent {
@@ -23,10 +24,7 @@ int run_main(int argc, char** argv) {
       case Command::kReport:
         return report_command(std::move(line.report));
       case Command::kCompare:
-        if (line.compare_store)
-          return compare_with_store(line.compare, *line.compare_store,
-                                    line.compare_s3_endpoint);
-        return compare_command(line.compare);
+        return compare_with_verdict(line);
       case Command::kUpload:
         return upload_command(line.upload);
       case Command::kDoctor:

@@ -511,6 +511,13 @@ void add_compare(CLI::App& app, CommandLine& out) {
                   "--store: the S3 endpoint (default: $AWS_ENDPOINT_URL_S3, "
                   "$AWS_ENDPOINT_URL, else AWS)")
       ->type_name("URL");
+  sub->add_option("--verdict-file", out.compare_verdict_file,
+                  "Write the overall verdict (regression, improvement, "
+                  "unchanged or inconclusive: the first any benchmark has, in "
+                  "that order) and a newline to FILE, only when the "
+                  "comparison was made (exit 0 or 1); the file is removed "
+                  "first, so it is missing after any failure")
+      ->type_name("FILE");
 }
 
 void add_upload(CLI::App& app, CommandLine& out) {

@@ -38,6 +38,8 @@ struct CommandLine {
   std::string compare_base, compare_head;
   // compare --store URL (--base: a branch) and its --s3-endpoint.
   std::optional<std::string> compare_store, compare_s3_endpoint;
+  // compare --verdict-file (agent/verdict_file.hpp); empty: none.
+  std::string compare_verdict_file;
   // upload, and run/exec --upload / --store.
   UploadOptions upload;
 };

@@ -225,6 +225,7 @@ std::string render(const format::CompareReport& report, OutputFormat format) {
 int finish(const format::CompareReport& report, const CompareOptions& options,
            const std::vector<std::string>& errors, std::ostream& out,
            std::ostream& err) {
+  if (options.on_report) options.on_report(report);
   out << render(report, options.format);
   out.flush();
   for (const std::string& error : errors)

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct CompareOptions {
   unsigned top = 10;                 // functions per benchmark
   uint64_t pairs = 20;               // paired mode: measured pairs
   uint64_t warmup_pairs = 1;         // paired mode: pairs not measured
+  // When set, called with the finished report before it is printed (the
+  // agent's --verdict-file reads the verdicts from it).
+  std::function<void(const format::CompareReport&)> on_report;
 };
 
 // Runs the comparison, writes the compare folder, prints `options.format`

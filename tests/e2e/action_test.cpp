@@ -4,8 +4,23 @@
 // summary holds the comparison table, the step outputs hold the verdict
 // and the profile folder, the exit code follows fail-on-regression. Inputs
 // holding shell code are never run.
+//
+// The gate fails closed: a comparison that could not be made (the real
+// runner failing to reach the store, or, through a wrapper standing in for
+// `runner compare`, a crash, a hang, a fatal error, a missing verdict) is
+// verdict=error and, with fail-on-regression, a failed job. The benchmark
+// never sees the credentials; the base branch never comes from the pull
+// request's head; runner-install never installs a cached package it cannot
+// verify (tampered, swapped, linked, writable by others); the action and
+// the GitLab template parse and hand secrets to no step that does not need
+// them.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -17,6 +32,8 @@
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 using namespace runner::testing;
 namespace fs = std::filesystem;
@@ -69,14 +86,194 @@ void write_event(const TempDir& dir) {
       << R"(", "ref": "main"}}, "sender": {"login": "octo", "id": 1}})";
 }
 
+// The job's environment with `more` replacing entries of the same name.
 ProcessResult run_job(const std::vector<std::string>& env,
-                      const std::vector<std::string>& more = {}) {
-  std::vector<std::string> all = env;
+                      const std::vector<std::string>& more = {},
+                      int timeout_s = 300) {
+  auto name = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  std::vector<std::string> all;
+  for (const std::string& kv : env)
+    if (std::none_of(more.begin(), more.end(),
+                     [&](const std::string& m) { return name(m) == name(kv); }))
+      all.push_back(kv);
   all.insert(all.end(), more.begin(), more.end());
   return run_process({"bash", runner::testing::binary("CI_SCRIPT")}, all, "",
-                     300);
+                     timeout_s);
 }
 
+void write_executable(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Every byte of every regular file under `dir`, for a search.
+std::string all_bytes(const std::string& dir) {
+  std::string bytes;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && !entry.is_symlink())
+      bytes += file_text(entry.path().string());
+  return bytes;
+}
+
+// The runner, except `compare` when FAKE_COMPARE names how it goes wrong
+// (its arguments are written to FAKE_ARGS first).
+const char* kFakeRunner = R"sh(#!/usr/bin/env bash
+if [ "$1" = compare ]; then
+  if [ -n "${FAKE_ARGS:-}" ]; then printf '%s\n' "$@" > "$FAKE_ARGS"; fi
+  case "${FAKE_COMPARE:-}" in
+    segv) echo "runner compare: reading the base" >&2; kill -SEGV $$ ;;
+    hang) exec sleep 300 ;;
+    fatal) echo "runner: fatal: std::bad_alloc" >&2; exit 1 ;;
+    silent) exit 0 ;;
+    refuse) echo "runner compare: no run of the base" >&2; exit 2 ;;
+  esac
+fi
+exec "$REAL_RUNNER_BIN" "$@"
+)sh";
+
+// A job of acme/widgets whose `runner` is the wrapper above, with no store
+// server: a pull request (feat/x into main) benchmarking `true`, uploading
+// nothing, comparing with s3://bench/ci at an endpoint that refuses
+// connections.
+std::vector<std::string> gate_env(const TempDir& dir, const std::string& name,
+                                  const std::string& fake_compare) {
+  write_executable(dir.file("fake-runner"), kFakeRunner);
+  std::vector<std::string> env = {
+      "RUNNER_BIN=" + dir.file("fake-runner"),
+      "REAL_RUNNER_BIN=" + binary("RUNNER_BIN"),
+      "FAKE_COMPARE=" + fake_compare,
+      "FAKE_ARGS=" + dir.file(name + "-compare-args"),
+      "RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN"),
+      "RUNNER_CI_RUN=true",
+      "RUNNER_CI_MODE=exec",
+      "RUNNER_CI_UPLOAD=none",
+      "RUNNER_CI_STORE=s3://bench/ci",
+      "RUNNER_CI_S3_ENDPOINT=http://127.0.0.1:1",
+      "AWS_ACCESS_KEY_ID=k",
+      "AWS_SECRET_ACCESS_KEY=s",
+      "RUNNER_CI_BASE_REF=",
+      "RUNNER_CI_FAIL_ON_REGRESSION=true",
+      "RUNNER_CI_COMPARE_TIMEOUT=",
+      "RUNNER_CI_SECRET_VARIABLES=",
+      "RUNNER_CI_PROFILE_FOLDER=" + dir.file(name + "-profile"),
+      "RUNNER_TEMP=" + dir.path(),
+      "GITHUB_STEP_SUMMARY=" + dir.file(name + "-summary.md"),
+      "GITHUB_OUTPUT=" + dir.file(name + "-output"),
+      "XDG_CACHE_HOME=" + dir.file("cache"),
+      "RUNNER_HTTP_RETRY_DELAY_MS=5"};
+  for (std::string& e : github_job_env(true, dir.file("event.json")))
+    env.push_back(std::move(e));
+  write_event(dir);
+  return env;
+}
+
+// The job's outputs when no comparison could be made.
+std::string error_output(const TempDir& dir, const std::string& name) {
+  return "profile-folder=" + dir.file(name + "-profile") + "\nverdict=error\n";
+}
+
+// runner-install's neighbours: the .deb's version (debian/changelog's first
+// entry) and dpkg's architecture.
+std::string install_script() {
+  return (fs::path(binary("CI_SCRIPT")).parent_path() / "runner-install")
+      .string();
+}
+
+std::string package_version() {
+  std::ifstream in(fs::path(binary("CI_SCRIPT")).parent_path().parent_path() /
+                   "debian" / "changelog");
+  std::string line;
+  std::getline(in, line);
+  std::smatch m;
+  REQUIRE(std::regex_search(line, m, std::regex(R"(^runner \(([^)]+)\))")));
+  return m[1];
+}
+
+std::string dpkg_architecture() {
+  auto r = run_process({"dpkg", "--print-architecture"});
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+// Stand-ins for what runner-install runs as root or for minutes: make (the
+// `deb` target, building a small real package with dpkg-deb), sudo,
+// apt-get (records what it was given and its SHA-256) and sysctl; each
+// logs to FAKE_LOG.
+void write_install_tools(const TempDir& dir) {
+  fs::create_directories(dir.file("bin"));
+  write_executable(dir.file("bin/make"), R"sh(#!/usr/bin/env bash
+set -e
+echo "make $*" >> "$FAKE_LOG"
+for a; do case $a in DEB_OUT=*) out=${a#DEB_OUT=} ;; esac; done
+arch=$(dpkg --print-architecture)
+pkg=$(mktemp -d)
+mkdir -p "$pkg/DEBIAN" "$pkg/usr/bin" "$out"
+printf '#!/bin/sh\necho build %s\n' "$(od -An -N8 -tx8 /dev/urandom)" > "$pkg/usr/bin/runner"
+chmod 755 "$pkg/usr/bin/runner"
+printf 'Package: runner\nVersion: %s\nArchitecture: %s\nMaintainer: t <t@example.org>\nDescription: t\n' \
+  "${FAKE_DEB_VERSION:?}" "$arch" > "$pkg/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$pkg" "$out/runner_${FAKE_DEB_VERSION}_$arch.deb" > /dev/null
+rm -rf "$pkg"
+)sh");
+  write_executable(dir.file("bin/sudo"), "#!/bin/sh\nexec \"$@\"\n");
+  write_executable(dir.file("bin/apt-get"), R"sh(#!/usr/bin/env bash
+for deb; do :; done
+echo "apt-get $* sha256=$(sha256sum < "$deb" | cut -c1-64)" >> "$FAKE_LOG"
+)sh");
+  write_executable(dir.file("bin/sysctl"),
+                   "#!/bin/sh\necho \"sysctl $*\" >> \"$FAKE_LOG\"\n");
+}
+
+ProcessResult run_install(const TempDir& dir, const std::string& command,
+                          const std::vector<std::string>& more = {}) {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> env = {
+      "PATH=" + dir.file("bin") + ":" +
+          (path != nullptr ? path : "/usr/bin:/bin"),
+      "FAKE_LOG=" + dir.file("log"), "FAKE_DEB_VERSION=" + package_version(),
+      "RUNNER_TEMP=" + dir.path()};
+  env.insert(env.end(), more.begin(), more.end());
+  return run_process({"bash", install_script(), command, dir.file("cache")},
+                     env, "", 120);
+}
+
+// The one package entry of the cache folder (runner-<arch>-<hash>).
+std::string cache_entry(const TempDir& dir) {
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(dir.file("cache")))
+    entries.push_back(e.path().string());
+  REQUIRE(entries.size() == 1);
+  return entries[0];
+}
+
+std::string sha256_of(const std::string& path) {
+  auto r = run_process({"sha256sum", path});
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, 64);
+}
+
+// The last apt-get line of the log: its SHA-256, "" when none.
+std::string installed_sha(const TempDir& dir) {
+  std::string log = file_text(dir.file("log")), sha;
+  for (size_t at = log.find("apt-get "); at != std::string::npos;
+       at = log.find("apt-get ", at + 1)) {
+    size_t s = log.find("sha256=", at);
+    if (s != std::string::npos) sha = log.substr(s + 7, 64);
+  }
+  return sha;
+}
+
+YAML::Node load_yaml(const std::string& path) {
+  INFO(path);
+  REQUIRE(fs::exists(path));
+  return YAML::LoadFile(path);
+}
 }  // namespace
 
 TEST_SUITE("e2e") {
@@ -91,6 +288,8 @@ TEST_SUITE("e2e") {
       CHECK(main_job.err.find("no comparison") != std::string::npos);
       CHECK(file_text(dir.file("main-output")) ==
             "profile-folder=" + dir.file("main-profile") + "\nverdict=none\n");
+      CHECK(contains(file_text(dir.file("main-summary.md")),
+                     "no base branch: this is not a pull or merge request"));
 
       auto pr = run_job(job_env(*server, dir, "pr", true, "50"));
       INFO(pr.err);
@@ -126,9 +325,365 @@ TEST_SUITE("e2e") {
       INFO(job.err);
       CHECK(job.exit_code == 0);
       CHECK_FALSE(fs::exists(pwned));
-      CHECK(file_text(dir.file("x-output")).find("verdict=none") !=
+      // No base run under that name, at that endpoint: a comparison that
+      // could not be made (fail-on-regression false: a warning).
+      CHECK(file_text(dir.file("x-output")).find("verdict=error") !=
             std::string::npos);
+      CHECK(contains(job.out, "::warning"));
     }
+  }
+
+  TEST_CASE("the CI gate: the real runner cannot reach the store") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto job = run_job(gate_env(dir, "pr", ""));
+    INFO(job.err);
+    CHECK(job.exit_code == 4);
+    CHECK(file_text(dir.file("pr-output")) == error_output(dir, "pr"));
+    CHECK(contains(job.err, "runner compare failed (exit 2)"));
+    const std::string summary = file_text(dir.file("pr-summary.md"));
+    CHECK(contains(summary, "### runner: no comparison"));
+    CHECK(contains(summary, "<pre>base branch: main"));
+
+    // Without fail-on-regression: the same verdict, a warning, exit 0.
+    auto lenient = run_job(gate_env(dir, "lenient", ""),
+                           {"RUNNER_CI_FAIL_ON_REGRESSION=false"});
+    INFO(lenient.err);
+    CHECK(lenient.exit_code == 0);
+    CHECK(file_text(dir.file("lenient-output")) ==
+          error_output(dir, "lenient"));
+    CHECK(contains(lenient.out,
+                   "::warning title=runner benchmarks::no "
+                   "comparison with the base branch could be "
+                   "made"));
+  }
+
+  TEST_CASE("the CI gate: runner compare killed by SIGSEGV") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto job = run_job(gate_env(dir, "pr", "segv"));
+    INFO(job.err);
+    CHECK(job.exit_code == 4);
+    CHECK(file_text(dir.file("pr-output")) == error_output(dir, "pr"));
+    CHECK(contains(job.err, "runner compare was killed by signal SEGV"));
+    CHECK(contains(file_text(dir.file("pr-summary.md")),
+                   "runner compare: reading the base</pre>"));
+  }
+
+  TEST_CASE("the CI gate: runner compare hanging past the time limit") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // The benchmark takes about 5 s; the comparison would take 300.
+    auto job = run_job(gate_env(dir, "pr", "hang"),
+                       {"RUNNER_CI_COMPARE_TIMEOUT=2"}, 90);
+    INFO(job.err);
+    CHECK_FALSE(job.timed_out);
+    CHECK(job.exit_code == 4);
+    CHECK(file_text(dir.file("pr-output")) == error_output(dir, "pr"));
+    CHECK(contains(job.err, "did not finish within 2 s"));
+
+    auto bad = run_job(gate_env(dir, "bad", "hang"),
+                       {"RUNNER_CI_COMPARE_TIMEOUT=soon"}, 90);
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "the compare timeout must be a number"));
+  }
+
+  TEST_CASE("the CI gate: an exit code without a verdict is no verdict") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // exit 1 is a regression only with the verdict file saying so: here a
+    // fatal error, with fail-on-regression the job fails as an error (4),
+    // not as a regression (1).
+    auto fatal = run_job(gate_env(dir, "fatal", "fatal"));
+    INFO(fatal.err);
+    CHECK(fatal.exit_code == 4);
+    CHECK(file_text(dir.file("fatal-output")) == error_output(dir, "fatal"));
+    CHECK(contains(fatal.err, "exited 1 without a verdict"));
+    // exit 0 and nothing written: not "unchanged".
+    auto silent = run_job(gate_env(dir, "silent", "silent"));
+    INFO(silent.err);
+    CHECK(silent.exit_code == 4);
+    CHECK(file_text(dir.file("silent-output")) == error_output(dir, "silent"));
+  }
+
+  TEST_CASE("the CI gate: nothing to compare is none, and says why") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto job = run_job(gate_env(dir, "push", "segv"),
+                       {"RUNNER_CI_STORE=", "GITHUB_BASE_REF="});
+    INFO(job.err);
+    CHECK(job.exit_code == 0);
+    CHECK(file_text(dir.file("push-output")) ==
+          "profile-folder=" + dir.file("push-profile") + "\nverdict=none\n");
+    CHECK(contains(file_text(dir.file("push-summary.md")),
+                   "no store is configured"));
+    CHECK_FALSE(fs::exists(dir.file("push-compare-args")));
+  }
+
+  TEST_CASE("the CI script takes the base from the target, never the head") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // A pull request from a branch called like the base into release.
+    auto github = run_job(gate_env(dir, "gh", "refuse"),
+                          {"GITHUB_HEAD_REF=main", "GITHUB_BASE_REF=release"});
+    INFO(github.err);
+    CHECK(github.exit_code == 4);
+    const std::string args = file_text(dir.file("gh-compare-args"));
+    CHECK(contains(args, "\n--base=release\n"));
+    CHECK_FALSE(contains(args, "main"));
+    // GitLab: a merge request from main into release.
+    auto gitlab = run_job(
+        gate_env(dir, "gl", "refuse"),
+        {"GITHUB_ACTIONS=", "GITLAB_CI=true", "GITHUB_BASE_REF=",
+         "GITHUB_HEAD_REF=", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=release",
+         "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME=main",
+         "CI_COMMIT_REF_NAME=main"});
+    INFO(gitlab.err);
+    CHECK(gitlab.exit_code == 4);
+    CHECK(
+        contains(file_text(dir.file("gl-compare-args")), "\n--base=release\n"));
+    // A base name that is an option, or holds a line break: refused as an
+    // error before anything is compared.
+    int n = 0;
+    for (const std::string bad : {"--store=s3://evil", "main\nverdict=none"}) {
+      const std::string name = "bad" + std::to_string(++n);
+      auto job =
+          run_job(gate_env(dir, name, "refuse"), {"RUNNER_CI_BASE_REF=" + bad});
+      CHECK(job.exit_code == 4);
+      CHECK(contains(job.err, "the base branch's name is not a branch name"));
+      CHECK_FALSE(fs::exists(dir.file(name + "-compare-args")));
+      CHECK(file_text(dir.file(name + "-output")) == error_output(dir, name));
+    }
+  }
+
+  TEST_CASE("the CI script keeps the credentials from the benchmark") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    const std::vector<std::string> planted = {
+        "AWS_ACCESS_KEY_ID=planted-aws-key-id",
+        "AWS_SECRET_ACCESS_KEY=planted-aws-secret",
+        "AWS_SESSION_TOKEN=planted-aws-session",
+        "CODSPEED_TOKEN=planted-codspeed-token",
+        "RUNNER_CI_TOKEN=planted-runner-ci-token",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN=planted-oidc-request",
+        "ACTIONS_RUNTIME_TOKEN=planted-actions-runtime",
+        "GITHUB_TOKEN=planted-github-token",
+        "CI_JOB_TOKEN=planted-job-token",
+        "CI_REPOSITORY_URL=https://gitlab-ci-token:planted-job-token@"
+        "gitlab.example.com/acme/widgets.git",
+        "MY_DB_PASSWORD=planted-db-password",
+        "RUNNER_CI_SECRET_VARIABLES=MY_DB_PASSWORD OTHER_SECRET",
+        "MY_PUBLIC_SETTING=visible-setting",
+        "ENV_DUMP=" + dir.file("benchmark-env"),
+        "RUNNER_CI_RUN=env > \"$ENV_DUMP\"",
+        "RUNNER_CI_STORE="};
+    auto job = run_job(gate_env(dir, "pr", ""), planted);
+    INFO(job.err);
+    CHECK(job.exit_code == 0);
+    const std::string seen = file_text(dir.file("benchmark-env"));
+    CHECK(contains(seen, "MY_PUBLIC_SETTING=visible-setting\n"));
+    CHECK_FALSE(contains(seen, "planted-"));
+    CHECK_FALSE(contains(seen, "AWS_SECRET_ACCESS_KEY"));
+    CHECK_FALSE(contains(all_bytes(dir.file("pr-profile")), "planted-"));
+
+    auto bad = run_job(gate_env(dir, "bad", ""),
+                       {"RUNNER_CI_SECRET_VARIABLES=OK $(touch x)"});
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "is not a variable name"));
+  }
+
+  TEST_CASE("the CI script: credentials reach the upload, not the benchmark") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      write_event(dir);
+      std::vector<std::string> env = job_env(*server, dir, "main", false, "");
+      env.push_back("ENV_DUMP=" + dir.file("benchmark-env"));
+      env.push_back("RUNNER_CI_RUN=env > \"$ENV_DUMP\"");
+      auto main_job = run_job(env);
+      INFO(main_job.err);
+      CHECK(main_job.exit_code == 0);
+      CHECK(contains(main_job.err, "stored in s3://bench/ci/"));
+      const std::string seen = file_text(dir.file("benchmark-env"));
+      CHECK(contains(seen, "GITHUB_REPOSITORY=acme/widgets\n"));
+      CHECK_FALSE(contains(seen, "AWS_ACCESS_KEY_ID"));
+      CHECK_FALSE(contains(seen, "AWS_SECRET_ACCESS_KEY"));
+    }
+  }
+
+  TEST_CASE("runner compare --verdict-file") {
+    TempDir dir;
+    const std::string folder =
+        binary("GOLDEN_DIR") + std::string("/folders/example");
+    const std::string verdict = dir.file("verdict");
+    auto made =
+        run_process({binary("RUNNER_BIN"), "compare", "--verdict-file", verdict,
+                     "--out", dir.file("out"), folder, folder});
+    INFO(made.err);
+    CHECK(made.exit_code == 0);
+    // The golden folder has 3 rounds per benchmark: every one inconclusive.
+    CHECK(file_text(verdict) == "inconclusive\n");
+    // A comparison that cannot be made leaves no verdict, not the last one.
+    auto failed =
+        run_process({binary("RUNNER_BIN"), "compare", "--verdict-file", verdict,
+                     folder, dir.file("missing")});
+    CHECK(failed.exit_code == 2);
+    CHECK_FALSE(fs::exists(verdict));
+  }
+
+  TEST_CASE("runner-install builds, verifies and installs a private copy") {
+    TempDir dir;
+    write_install_tools(dir);
+    // A package left in the cache folder the old way (any runner_*.deb) is
+    // never installed: the folder holds none of these sources yet.
+    fs::create_directories(dir.file("cache"));
+    fs::permissions(dir.file("cache"),
+                    fs::perms::owner_all | fs::perms::group_read |
+                        fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec);
+    std::ofstream(dir.file("cache/runner_0.2.0-1_amd64.deb")) << "planted";
+    auto first = run_install(dir, "install");
+    INFO(first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK(contains(file_text(dir.file("log")), "make -C "));
+    const std::string entry = cache_entry(dir);
+    const std::string manifest = file_text(entry + "/runner.deb.manifest");
+    CHECK(
+        contains(manifest, "package=runner\nversion=" + package_version() +
+                               "\narchitecture=" + dpkg_architecture() +
+                               "\nsha256=" + sha256_of(entry + "/runner.deb")));
+    CHECK(installed_sha(dir) == sha256_of(entry + "/runner.deb"));
+    // What apt-get got was a private copy, not the cache's file.
+    CHECK_FALSE(contains(file_text(dir.file("log")), entry));
+    CHECK_FALSE(fs::exists(dir.file("cache/runner_0.2.0-1_amd64.deb")));
+
+    // Again: taken from the cache, not rebuilt.
+    fs::remove(dir.file("log"));
+    auto second = run_install(dir, "install");
+    INFO(second.err);
+    CHECK(second.exit_code == 0);
+    CHECK_FALSE(contains(file_text(dir.file("log")), "make "));
+    CHECK(installed_sha(dir) == sha256_of(entry + "/runner.deb"));
+    CHECK(run_install(dir, "check").exit_code == 0);
+  }
+
+  TEST_CASE("runner-install refuses a tampered cached package") {
+    TempDir dir;
+    write_install_tools(dir);
+    REQUIRE(run_install(dir, "install").exit_code == 0);
+    const std::string entry = cache_entry(dir);
+    const std::string deb = entry + "/runner.deb";
+    const std::string good = file_text(deb);
+    const std::string good_manifest = file_text(entry + "/runner.deb.manifest");
+
+    SUBCASE("its bytes changed") {
+      std::ofstream(deb, std::ios::binary | std::ios::app) << "tampered";
+      auto check = run_install(dir, "check");
+      CHECK(check.exit_code == 1);
+      CHECK(contains(check.err, "does not have the SHA-256 recorded"));
+    }
+    SUBCASE("swapped, with a manifest that agrees, for another version") {
+      auto built = run_process(
+          {"bash", dir.file("bin/make"), "deb", "DEB_OUT=" + dir.file("swap")},
+          {"FAKE_LOG=" + dir.file("swap.log"), "FAKE_DEB_VERSION=0.0.1-1"});
+      REQUIRE(built.exit_code == 0);
+      const std::string other =
+          dir.file("swap/runner_0.0.1-1_" + dpkg_architecture() + ".deb");
+      fs::copy_file(other, deb, fs::copy_options::overwrite_existing);
+      std::string m = good_manifest;
+      m.replace(m.find("sha256=") + 7, 64, sha256_of(deb));
+      std::ofstream(entry + "/runner.deb.manifest") << m;
+      auto check = run_install(dir, "check");
+      CHECK(check.exit_code == 1);
+      CHECK(contains(check.err, "is not runner " + package_version()));
+    }
+    SUBCASE("a manifest of other sources") {
+      std::string m = good_manifest;
+      m.replace(m.find("source=") + 7, 32, "other-sources-than-these-ones-xx");
+      std::ofstream(entry + "/runner.deb.manifest") << m;
+      auto check = run_install(dir, "check");
+      CHECK(check.exit_code == 1);
+      CHECK(contains(check.err, "not for these sources"));
+    }
+    SUBCASE("a symbolic link to a good copy") {
+      fs::copy_file(deb, dir.file("elsewhere.deb"));
+      fs::remove(deb);
+      fs::create_symlink(dir.file("elsewhere.deb"), deb);
+      auto check = run_install(dir, "check");
+      CHECK(check.exit_code == 1);
+      CHECK(contains(check.err, "is a symbolic link"));
+    }
+    SUBCASE("its folder writable by others") {
+      fs::permissions(entry, fs::perms::group_write, fs::perm_options::add);
+      auto check = run_install(dir, "check");
+      CHECK(check.exit_code == 1);
+      CHECK(contains(check.err, "is writable by others"));
+    }
+    // Whatever was wrong, install rebuilds and installs the new package,
+    // never the refused one.
+    const std::string refused = fs::is_symlink(deb) ? "" : sha256_of(deb);
+    fs::remove(dir.file("log"));
+    auto install = run_install(dir, "install");
+    INFO(install.err);
+    CHECK(install.exit_code == 0);
+    CHECK(contains(install.err, "refusing"));
+    CHECK(contains(file_text(dir.file("log")), "make -C "));
+    CHECK(installed_sha(dir) == sha256_of(deb));
+    CHECK(installed_sha(dir) != refused);
+    CHECK(run_install(dir, "check").exit_code == 0);
+  }
+
+  TEST_CASE("the action and the GitLab template: secrets and caches") {
+    const std::string action_dir = binary("ACTION_DIR");
+    YAML::Node action = load_yaml(action_dir + "/action.yml");
+    YAML::Node steps = action["runs"]["steps"];
+    REQUIRE(steps.IsSequence());
+    int with_token = 0;
+    for (const YAML::Node& step : steps) {
+      const YAML::Node env = step["env"];
+      const bool bench = step["id"] && step["id"].as<std::string>() == "bench";
+      if (env && env["RUNNER_CI_TOKEN"]) ++with_token;
+      CHECK(bench == static_cast<bool>(env && env["RUNNER_CI_TOKEN"]));
+      if (step["run"] && !bench) {
+        INFO(step["run"].as<std::string>());
+        // The caller's credentials are blanked in every other script step.
+        for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                 "AWS_SESSION_TOKEN", "CODSPEED_TOKEN"}) {
+          REQUIRE(env);
+          REQUIRE(env[name]);
+          CHECK(env[name].as<std::string>().empty());
+        }
+      }
+      if (step["uses"] &&
+          contains(step["uses"].as<std::string>(), "actions/cache")) {
+        CHECK(step["with"]["path"].as<std::string>() ==
+              "${{ runner.temp }}/runner-deb");
+        CHECK(contains(step["with"]["key"].as<std::string>(),
+                       "steps.source.outputs.key"));
+      }
+    }
+    CHECK(with_token == 1);
+    CHECK(action["inputs"]["compare-timeout"]);
+    CHECK(
+        contains(action["outputs"]["verdict"]["description"].as<std::string>(),
+                 "error"));
+
+    YAML::Node gitlab =
+        load_yaml(action_dir + "/../gitlab/runner.gitlab-ci.yml");
+    YAML::Node job = gitlab[".runner-benchmarks"];
+    REQUIRE(job.IsMap());
+    const std::string key = job["cache"]["key"].as<std::string>();
+    CHECK(contains(key, "$CI_MERGE_REQUEST_IID"));
+    CHECK(contains(key, "$CI_COMMIT_REF_SLUG"));
+    CHECK_FALSE(job["cache"]["unprotect"].as<bool>());
+    bool install_without_secrets = false;
+    for (const YAML::Node& line : job["before_script"]) {
+      const std::string text = line.as<std::string>();
+      if (contains(text, "runner-install"))
+        install_without_secrets = contains(text, "-u AWS_SECRET_ACCESS_KEY") &&
+                                  contains(text, "-u CI_JOB_TOKEN");
+    }
+    CHECK(install_without_secrets);
   }
 
   TEST_CASE("the CI script refuses bad inputs before running anything") {

@@ -1,0 +1,60 @@
+#include "agent/verdict_file.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <optional>
+
+#include "agent/commands.hpp"
+#include "agent/upload_command.hpp"
+#include "base/base.hpp"
+
+namespace runner::agent {
+namespace {
+
+int run_compare_line(const CommandLine& line) {
+  if (line.compare_store)
+    return compare_with_store(line.compare, *line.compare_store,
+                              line.compare_s3_endpoint);
+  return compare_command(line.compare);
+}
+
+int verdict_file_error(const std::string& what) {
+  std::fprintf(stderr, "runner compare: --verdict-file: %s\n", what.c_str());
+  return 2;
+}
+
+}  // namespace
+
+format::Verdict overall_verdict(const format::CompareReport& report) {
+  using format::Verdict;
+  for (Verdict v :
+       {Verdict::kRegression, Verdict::kImprovement, Verdict::kUnchanged}) {
+    if (std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
+                    [v](const auto& c) { return c.verdict == v; }))
+      return v;
+  }
+  return Verdict::kInconclusive;
+}
+
+int compare_with_verdict(CommandLine& line) {
+  const std::string path = line.compare_verdict_file;
+  if (path.empty()) return run_compare_line(line);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return verdict_file_error(
+        base::errno_error("cannot remove " + path).what());
+  std::optional<format::Verdict> overall;
+  line.compare.on_report = [&overall](const format::CompareReport& report) {
+    overall = overall_verdict(report);
+  };
+  const int code = run_compare_line(line);
+  if ((code != 0 && code != 1) || !overall) return code;
+  const std::string text = std::string(format::verdict_name(*overall)) + "\n";
+  if (auto written = base::write_file_atomic(path, text); !written)
+    return verdict_file_error(base::write_error(path, written.error()));
+  return code;
+}
+
+}  // namespace runner::agent
