@@ -12,7 +12,9 @@
 //  - monotonic_ns: CLOCK_MONOTONIC in nanoseconds.
 //  - cpu_time_ns: the process's or the calling thread's CPU time (getrusage).
 //  - fs helpers: write a file atomically (temp name + rename).
-//  - text helpers: take_item walks a separated list ("a,b,c").
+//  - text helpers: take_item walks a separated list ("a,b,c");
+//    printable_text makes outside text safe to print (controls, bidi
+//    controls and invalid UTF-8 escaped).
 #pragma once
 
 #include "base/child_process.hpp"

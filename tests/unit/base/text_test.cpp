@@ -23,3 +23,48 @@ TEST_SUITE("base") {
     CHECK(take_item(rest, ',').empty());
   }
 }
+
+using runner::base::is_printable_text;
+using runner::base::printable_text;
+
+TEST_SUITE("base") {
+  TEST_CASE("printable_text escapes what a terminal would act on") {
+    CHECK(printable_text("plain text, caf\xC3\xA9 \xE2\x9C\x93") ==
+          "plain text, caf\xC3\xA9 \xE2\x9C\x93");
+    CHECK(printable_text("a\tb\r\nc") == "a b  c");
+    // ESC (a colour, a title change, a cursor move), BEL, NUL, DEL.
+    CHECK(printable_text("\x1B[31mred\x1B]0;title\x07") ==
+          "\\x1B[31mred\\x1B]0;title\\x07");
+    CHECK(printable_text(std::string_view("a\0b\x7F", 4)) == "a\\x00b\\x7F");
+    // C1 controls (CSI as U+009B), bidi overrides and isolates, separators.
+    CHECK(printable_text("\xC2\x9B"
+                         "31m") == "\\u{009B}31m");
+    CHECK(printable_text("abc\xE2\x80\xAE"
+                         "fdp.exe") == "abc\\u{202E}fdp.exe");
+    CHECK(printable_text("\xE2\x81\xA6x\xE2\x81\xA9\xD8\x9C") ==
+          "\\u{2066}x\\u{2069}\\u{061C}");
+    CHECK(printable_text("\xE2\x80\xA8\xE2\x80\xA9") == "\\u{2028}\\u{2029}");
+    // Invalid UTF-8: a stray continuation, a truncated sequence, an
+    // overlong '/', a surrogate, past U+10FFFF.
+    CHECK(printable_text("\x80x\xE2\x82") == "\\x80x\\xE2\\x82");
+    CHECK(printable_text("\xC0\xAF") == "\\xC0\\xAF");
+    CHECK(printable_text("\xED\xA0\x80") == "\\xED\\xA0\\x80");
+    CHECK(printable_text("\xF4\x90\x80\x80") == "\\xF4\\x90\\x80\\x80");
+  }
+
+  TEST_CASE("printable_text cuts at a character boundary") {
+    CHECK(printable_text("abcdef", 4) == "abcd...");
+    CHECK(printable_text("abcdef", 6) == "abcdef");
+    // "é" is two bytes: cutting at 2 would split it.
+    CHECK(printable_text("a\xC3\xA9z", 2) == "a...");
+    CHECK(printable_text("", 0).empty());
+  }
+
+  TEST_CASE("is_printable_text agrees with printable_text") {
+    CHECK(is_printable_text("runs/abc-1.json \xC3\xA9"));
+    CHECK_FALSE(is_printable_text("a\tb"));
+    CHECK_FALSE(is_printable_text("\x1B[2J"));
+    CHECK_FALSE(is_printable_text("\xE2\x80\xAE"));
+    CHECK_FALSE(is_printable_text("\xFF"));
+  }
+}
