@@ -7,7 +7,7 @@ PACKAGES := g++ clang meson ninja-build pkg-config cmake \
             libdw-dev libelf-dev liblzma-dev libboost-dev nlohmann-json3-dev \
             libmsgpack-cxx-dev doctest-dev libiberty-dev \
             libcli11-dev libyaml-cpp-dev chromium python3-jsonschema cmark-gfm \
-            libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev \
+            libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev libexpat1-dev \
             linux-perf elfutils binutils clang-format clang-tidy util-linux procps
 
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)

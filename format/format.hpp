@@ -30,6 +30,7 @@
 //  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
 //  - store_record: a run's record in the shared profile store.
 //  - s3_xml: the S3 API's XML documents the store reads and writes.
+//  - xml: the bounded XML reader (expat) they are read with.
 //  - github_event: the members of a GitHub Actions event payload uploads use.
 #pragma once
 
@@ -53,3 +54,4 @@
 #include "format/unwind_data.hpp"
 #include "format/upload_metadata.hpp"
 #include "format/walltime_results.hpp"
+#include "format/xml.hpp"

@@ -1,9 +1,9 @@
 // The XML documents of the S3 API subset the store uses: ListObjectsV2's
 // ListBucketResult, InitiateMultipartUploadResult, CompleteMultipartUpload
-// (written), CompleteMultipartUploadResult and Error. A bounded reader of
-// the few elements needed, not a general XML parser: entities &amp; &lt;
-// &gt; &quot; &apos; and numeric references are decoded; anything
-// malformed is an error.
+// (written), CompleteMultipartUploadResult and Error. Read with expat
+// (format/xml: size, depth and text limits, no DTD, linear time); the
+// texts are returned as the store sent them (entities decoded, UTF-8):
+// callers check keys and quote texts through base::printable_text.
 #pragma once
 
 #include <cstdint>
