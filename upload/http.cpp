@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/fs.hpp"
+#include "base/text.hpp"
 
 #include <curl/curl.h>
 
@@ -28,8 +29,11 @@ void global_init() {
 struct Transfer {
   const HttpRequest* request = nullptr;
   uint64_t sent = 0;
+  uint64_t received = 0;  // bytes of the current response's body
   HttpResponse response;
-  int write_errno = 0;  // the response fd could not be written
+  int write_errno = 0;          // the response fd could not be written
+  bool too_large = false;       // a 2xx body over max_response_bytes
+  bool error_body_cut = false;  // another body cut at kMaxErrorBody
 };
 
 uint64_t body_size(const HttpRequest& r) {
@@ -58,21 +62,35 @@ size_t read_body(char* buffer, size_t size, size_t count, void* user) {
   return static_cast<size_t>(got);
 }
 
+bool is_success(long status) { return status >= 200 && status < 300; }
+
+// Returning less than n aborts the transfer: a 2xx body past its cap (an
+// error), another body past kMaxErrorBody (what came is kept). The caps
+// hold for chunked bodies too, which CURLOPT_MAXFILESIZE cannot see.
 size_t write_body(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t n = size * count;
-  const bool success = t->response.status >= 200 && t->response.status < 300;
+  const bool success = is_success(t->response.status);
+  const uint64_t cap = success ? t->request->max_response_bytes : kMaxErrorBody;
+  const uint64_t room = cap - std::min(cap, t->received);
+  t->received += n;
+  if (n > room) {
+    if (success) {
+      t->too_large = true;
+      return 0;
+    }
+    t->response.body.append(data, static_cast<size_t>(room));
+    t->response.truncated = t->error_body_cut = true;
+    return 0;
+  }
   if (t->request->response_fd >= 0 && success) {
     if (!base::write_all(t->request->response_fd, std::string_view(data, n))) {
       t->write_errno = errno != 0 ? errno : EIO;
-      return 0;  // aborts the transfer
+      return 0;
     }
     return n;
   }
-  std::string& body = t->response.body;
-  const size_t room = kMaxMemoryBody - std::min(kMaxMemoryBody, body.size());
-  if (n > room) t->response.truncated = true;
-  body.append(data, std::min(n, room));
+  t->response.body.append(data, n);
   return n;
 }
 
@@ -90,6 +108,8 @@ size_t header_line(char* data, size_t size, size_t count, void* user) {
   const std::string_view line(data, size * count);
   if (line.rfind("HTTP/", 0) == 0) {
     t->response.headers.clear();
+    t->response.body.clear();
+    t->received = 0;
     const size_t space = line.find(' ');
     if (space != std::string_view::npos)
       t->response.status = std::strtol(line.data() + space + 1, nullptr, 10);
@@ -117,6 +137,8 @@ int errno_of(CURLcode code) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
       return EHOSTUNREACH;
+    case CURLE_FILESIZE_EXCEEDED:
+      return EFBIG;
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
@@ -163,15 +185,20 @@ void set_method(CURL* curl, const HttpRequest& request, Transfer& transfer) {
 
 void set_options(CURL* curl, const HttpRequest& request, Transfer& transfer,
                  curl_slist* headers, std::string& userpwd,
-                 std::string& sigv4_scope) {
+                 std::string& sigv4_scope, std::chrono::milliseconds limit) {
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT,
-                   static_cast<long>(request.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT,
-                   static_cast<long>(request.timeout.count()));
+  curl_easy_setopt(
+      curl, CURLOPT_CONNECTTIMEOUT_MS,
+      static_cast<long>(std::min(request.connect_timeout, limit).count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(limit.count()));
+  // An announced Content-Length over the cap fails before any byte.
+  curl_easy_setopt(
+      curl, CURLOPT_MAXFILESIZE_LARGE,
+      static_cast<curl_off_t>(std::min<uint64_t>(
+          std::max(request.max_response_bytes, kMaxErrorBody), INT64_MAX)));
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
   curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -210,31 +237,68 @@ base::Result<HttpClient> HttpClient::create() {
   return HttpClient(std::move(impl));
 }
 
-base::Result<HttpResponse> HttpClient::perform(const HttpRequest& request) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The time this attempt may take: the request's, cut to the deadline.
+std::chrono::milliseconds attempt_limit(
+    const HttpRequest& request, std::optional<Clock::time_point> deadline) {
+  auto limit = std::max(request.timeout, std::chrono::milliseconds(1));
+  if (deadline)
+    limit = std::min(limit, std::chrono::ceil<std::chrono::milliseconds>(
+                                *deadline - Clock::now()));
+  return limit;
+}
+
+// The outcome of a finished transfer.
+base::Result<HttpResponse> outcome(CURL* curl, const HttpRequest& request,
+                                   Transfer& transfer, CURLcode code,
+                                   const char* reason) {
+  if (transfer.write_errno != 0)
+    return base::Error(
+        "cannot write the answer of " + url_for_errors(request.url),
+        transfer.write_errno);
+  if (transfer.too_large || code == CURLE_FILESIZE_EXCEEDED)
+    return base::Error(
+        server_text(url_for_errors(request.url), secrets_of(request), 200) +
+            " answered more than " +
+            std::to_string(request.max_response_bytes) + " bytes",
+        EFBIG);
+  if (code != CURLE_OK && !transfer.error_body_cut) {
+    const std::string why = reason[0] != 0 ? reason : curl_easy_strerror(code);
+    return base::Error(server_text(why, secrets_of(request), 1000),
+                       errno_of(code));
+  }
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  transfer.response.status = status;
+  return std::move(transfer.response);
+}
+
+}  // namespace
+
+base::Result<HttpResponse> HttpClient::perform(
+    const HttpRequest& request, std::optional<Clock::time_point> deadline) {
+  const auto limit = attempt_limit(request, deadline);
+  if (limit.count() <= 0)
+    return base::Error(
+        "no time left for " +
+            server_text(url_for_errors(request.url), secrets_of(request), 200),
+        ETIMEDOUT);
   CURL* curl = impl_->curl;
   curl_easy_reset(curl);
   Transfer transfer;
   transfer.request = &request;
   curl_slist* headers = header_list(request);
   std::string userpwd, scope;
-  set_options(curl, request, transfer, headers, userpwd, scope);
+  set_options(curl, request, transfer, headers, userpwd, scope, limit);
   char reason[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, reason);
   const CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
   std::fill(userpwd.begin(), userpwd.end(), '\0');
-  if (transfer.write_errno != 0)
-    return base::Error(
-        "cannot write the answer of " + url_for_errors(request.url),
-        transfer.write_errno);
-  if (code != CURLE_OK) {
-    const std::string why = reason[0] != 0 ? reason : curl_easy_strerror(code);
-    return base::Error(why, errno_of(code));
-  }
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  transfer.response.status = status;
-  return std::move(transfer.response);
+  return outcome(curl, request, transfer, code, reason);
 }
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
@@ -245,14 +309,29 @@ std::optional<std::string> HttpResponse::header(std::string_view name) const {
   return std::nullopt;
 }
 
+namespace {
+
+// A whole number of milliseconds in [0, max] from the environment.
+std::optional<std::chrono::milliseconds> env_milliseconds(const char* name,
+                                                          long max) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 0 || value > max)
+    return std::nullopt;
+  return std::chrono::milliseconds(value);
+}
+
+}  // namespace
+
 RetryPolicy retry_policy_from_environment() {
   RetryPolicy policy;
-  if (const char* ms = std::getenv("RUNNER_HTTP_RETRY_DELAY_MS")) {
-    char* end = nullptr;
-    const long value = std::strtol(ms, &end, 10);
-    if (end != ms && *end == '\0' && value >= 0 && value <= 60000)
-      policy.base_delay = std::chrono::milliseconds(value);
-  }
+  if (auto ms = env_milliseconds("RUNNER_HTTP_RETRY_DELAY_MS", 60000))
+    policy.base_delay = *ms;
+  if (auto ms = env_milliseconds("RUNNER_HTTP_TIME_LIMIT_MS", 86400000);
+      ms && ms->count() > 0)
+    policy.time_limit = *ms;
   return policy;
 }
 
@@ -289,26 +368,48 @@ std::string seconds_text(std::chrono::milliseconds delay) {
 
 }  // namespace
 
+namespace {
+
+bool is_transient_error(int code) {
+  return code == ECONNREFUSED || code == ETIMEDOUT || code == ECONNRESET ||
+         code == EHOSTUNREACH;
+}
+
+}  // namespace
+
 base::Result<HttpResponse> perform_with_retries(HttpClient& client,
                                                 const HttpRequest& request,
                                                 const RetryPolicy& policy,
                                                 std::string_view what,
                                                 std::ostream& log) {
+  const auto budget = std::min(request.timeout, policy.time_limit);
+  const auto start = Clock::now();
+  const auto deadline =
+      budget >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                    Clock::time_point::max() - start)
+          ? Clock::time_point::max()
+          : start + budget;
+  const std::vector<std::string> secrets = secrets_of(request);
   for (int attempt = 1;; ++attempt) {
-    auto response = client.perform(request);
+    auto response = client.perform(request, deadline);
     std::string why;
     std::optional<std::chrono::milliseconds> delay;
     if (!response) {
-      if (response.error().code() == EIO) return response;  // not transient
+      if (!is_transient_error(response.error().code())) return response;
       why = response.error().what();
     } else if (is_transient_status(response->status)) {
-      why = describe_status(*response);
+      why = describe_status(*response, secrets);
       delay = retry_after(*response, policy);
     } else {
       return response;
     }
     if (attempt >= policy.attempts) return response;
     const auto wait = delay.value_or(backoff(policy, attempt));
+    if (Clock::now() + wait >= deadline) {
+      log << what << ": " << why << ", not retried: the time limit of "
+          << seconds_text(budget) << " leaves no time for it\n";
+      return response;
+    }
     log << what << ": " << why << ", retrying in " << seconds_text(wait)
         << " (attempt " << attempt + 1 << " of " << policy.attempts << ")\n";
     std::this_thread::sleep_for(wait);
@@ -341,14 +442,29 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
   return text;
 }
 
+std::string server_text(std::string_view text,
+                        const std::vector<std::string>& secrets,
+                        size_t max_bytes) {
+  return base::printable_text(trim(redact(std::string(text), secrets)),
+                              max_bytes);
+}
+
+std::vector<std::string> secrets_of(const HttpRequest& request) {
+  std::vector<std::string> out = request.secrets;
+  if (request.sigv4) {
+    out.push_back(request.sigv4->access_key);
+    out.push_back(request.sigv4->secret_key);
+    out.push_back(request.sigv4->session_token);
+  }
+  return out;
+}
+
 std::string describe_status(const HttpResponse& response,
                             const std::vector<std::string>& secrets) {
-  std::string body = response.body.substr(0, 300);
-  for (char& c : body)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   std::string text = "HTTP " + std::to_string(response.status);
-  if (!trim(body).empty()) text += ": " + trim(body);
-  return redact(std::move(text), secrets);
+  const std::string body = server_text(response.body, secrets);
+  if (!body.empty()) text += ": " + body;
+  return text;
 }
 
 }  // namespace runner::upload

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -72,14 +73,36 @@ class Reader {
   std::string buffer_;
 };
 
-void send_all(int fd, const std::string& data) {
+bool send_all(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n =
         ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return;
+    if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
+  return true;
+}
+
+std::string chunk_of(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+// A streamed answer; false when the connection is to be closed.
+bool send_stream(int fd, const ScriptedResponse& response,
+                 const std::string& head, const std::atomic<bool>& stop) {
+  std::string out = head + "Transfer-Encoding: chunked\r\n\r\n";
+  if (!response.body.empty()) out += chunk_of(response.body);
+  if (!send_all(fd, out)) return false;
+  std::string chunk;
+  while (!stop) {
+    chunk.clear();
+    if (!response.stream(chunk)) return send_all(fd, "0\r\n\r\n");
+    if (!chunk.empty() && !send_all(fd, chunk_of(chunk))) return false;
+  }
+  return false;
 }
 
 std::string trim(const std::string& text) {
@@ -182,6 +205,10 @@ struct HttpServer::Impl {
       std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
                         status_text(response.status) + "\r\n";
       for (const std::string& h : response.headers) out += h + "\r\n";
+      if (response.stream && request->method != "HEAD") {
+        if (!send_stream(fd, response, out, stop)) return;
+        continue;
+      }
       out += "Content-Length: " + std::to_string(response.body.size()) +
              "\r\n\r\n";
       if (request->method != "HEAD") out += response.body;

@@ -1,7 +1,8 @@
 // A small HTTP/1.1 server on 127.0.0.1 (a random port) for the tests of
 // upload/: each request is recorded and answered by the test's handler.
 // Runs on its own thread until destroyed. Handles Content-Length and
-// chunked request bodies, "Expect: 100-continue", keep-alive.
+// chunked request bodies, "Expect: 100-continue", keep-alive; answers with
+// a Content-Length body or a streamed chunked one.
 #pragma once
 
 #include <chrono>
@@ -33,6 +34,11 @@ struct ScriptedResponse {
   bool hang_up = false;
   // Wait this long before answering (a slow server).
   std::chrono::milliseconds delay{0};
+  // When set, the body is sent chunked (Transfer-Encoding: chunked, after
+  // `body` as the first chunk when not empty): one chunk per call, sent at
+  // once, until the call returns false (the body ends), the client goes
+  // away or the server stops. An endless or dribbling body.
+  std::function<bool(std::string& chunk)> stream = nullptr;
 };
 
 using RequestHandler = std::function<ScriptedResponse(const RecordedRequest&)>;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <sstream>
+#include <thread>
 
 #include <doctest/doctest.h>
 
@@ -158,4 +159,199 @@ TEST_CASE("SigV4 through libcurl: AWS's 'GET Object' example") {
         "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
         "Signature="
         "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// An endless body of 64 KiB chunks, sent as fast as the client reads.
+bool flood(std::string& chunk) {
+  chunk.assign(65536, 'f');
+  return true;
+}
+
+// An endless body of 512 bytes every 100 ms (5 KiB/s: above libcurl's
+// low-speed limit, so only a time limit ends it).
+bool dribble(std::string& chunk) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  chunk.assign(512, 'd');
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a 2xx body past its cap ends the transfer: EFBIG, not retried") {
+  int calls = 0;
+  HttpServer server([&](const RecordedRequest& r) {
+    ++calls;
+    ScriptedResponse response{200, {}, ""};
+    if (r.target == "/endless") response.stream = flood;
+    if (r.target == "/large") response.body = std::string(3 << 20, 'l');
+    return response;
+  });
+  auto client = HttpClient::create();
+  REQUIRE(client);
+  std::ostringstream log;
+  HttpRequest request;
+  request.url = server.url("/endless");
+  request.max_response_bytes = 1 << 20;
+  const auto start = Clock::now();
+  auto r = perform_with_retries(*client, request, fast_retries(), "get", log);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code() == EFBIG);
+  CHECK(r.error().message().find("answered more than 1048576 bytes") !=
+        std::string::npos);
+  CHECK(calls == 1);
+  CHECK(seconds_since(start) < 10);
+  // Announced by Content-Length: refused before the body; to a file too.
+  runner::testing::TempDir dir;
+  auto out = runner::base::create_file(dir.file("out"));
+  REQUIRE(out);
+  request.url = server.url("/large");
+  request.response_fd = out->get();
+  r = client->perform(request);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code() == EFBIG);
+  request.max_response_bytes = 4 << 20;
+  r = client->perform(request);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("an endless error body is cut, its status kept") {
+  HttpServer server([](const RecordedRequest&) {
+    ScriptedResponse response{404, {}, "missing: "};
+    response.stream = flood;
+    return response;
+  });
+  auto client = HttpClient::create();
+  REQUIRE(client);
+  HttpRequest request;
+  request.url = server.url("/x");
+  const auto start = Clock::now();
+  auto r = client->perform(request);
+  REQUIRE(r);
+  CHECK(r->status == 404);
+  CHECK(r->truncated);
+  CHECK(r->body.size() == kMaxErrorBody);
+  CHECK(r->body.rfind("missing: ff", 0) == 0);
+  CHECK(seconds_since(start) < 10);
+}
+
+TEST_CASE("a dribbling body ends at the time limit, retries included") {
+  int calls = 0;
+  HttpServer server([&](const RecordedRequest&) {
+    ++calls;
+    ScriptedResponse response{200, {}, ""};
+    response.stream = dribble;
+    return response;
+  });
+  auto client = HttpClient::create();
+  REQUIRE(client);
+  std::ostringstream log;
+  HttpRequest request;
+  request.url = server.url("/slow");
+  request.timeout = std::chrono::milliseconds(1500);
+  const auto start = Clock::now();
+  auto r = perform_with_retries(*client, request, fast_retries(), "get", log);
+  const double took = seconds_since(start);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code() == ETIMEDOUT);
+  // One time limit for all the attempts: 5 attempts of 1.5 s do not fit.
+  CHECK(took >= 1.4);
+  CHECK(took < 3.0);
+  MESSAGE("the dribbling GET ended after " << took << " s, " << calls
+                                           << " attempt(s)");
+  // The policy's time limit (RUNNER_HTTP_TIME_LIMIT_MS) caps it too.
+  RetryPolicy capped = fast_retries();
+  capped.time_limit = std::chrono::milliseconds(700);
+  request.timeout = std::chrono::minutes(10);
+  const auto again = Clock::now();
+  r = perform_with_retries(*client, request, capped, "get", log);
+  REQUIRE_FALSE(r);
+  CHECK(seconds_since(again) < 2.0);
+}
+
+TEST_CASE("slow failures are retried only while the time limit allows") {
+  int calls = 0;
+  HttpServer server([&](const RecordedRequest&) {
+    ++calls;
+    ScriptedResponse response{503, {}, "busy"};
+    response.delay = std::chrono::milliseconds(800);
+    return response;
+  });
+  auto client = HttpClient::create();
+  REQUIRE(client);
+  std::ostringstream log;
+  HttpRequest request;
+  request.url = server.url("/busy");
+  request.timeout = std::chrono::milliseconds(2000);
+  const auto start = Clock::now();
+  auto r = perform_with_retries(*client, request, fast_retries(), "get", log);
+  const double took = seconds_since(start);
+  INFO(log.str());
+  // The last attempt either answered 503 or was cut by the time limit.
+  CHECK((r ? r->status == 503 : r.error().code() == ETIMEDOUT));
+  CHECK(calls <= 3);  // not the policy's 5
+  CHECK(took < 3.0);
+  CHECK(log.str().find("not retried: the time limit of 2.0 s") !=
+        std::string::npos);
+}
+
+TEST_CASE("server texts: redacted before any cut, then made printable") {
+  HttpResponse r;
+  r.status = 400;
+  // The token from byte 290 on: a cut at 300 before redaction would
+  // print its first 10 bytes.
+  const std::string token = "tok-SECRET-0123456789";
+  r.body = std::string(290, 'x') + token + " trailing";
+  const std::string text = describe_status(r, {token});
+  CHECK(text.find("tok-SECRE") == std::string::npos);
+  CHECK(text.find("tok-") == std::string::npos);
+  CHECK(text.find("***") != std::string::npos);
+  // Terminal control sequences, bidi overrides, invalid UTF-8.
+  r.body =
+      "\x1B]0;pwned\x07\x1B[2J\x1B[31mred \xE2\x80\xAE"
+      "evil \xFF";
+  CHECK(describe_status(r) ==
+        "HTTP 400: \\x1B]0;pwned\\x07\\x1B[2J\\x1B[31mred \\u{202E}evil "
+        "\\xFF");
+  CHECK(server_text("a" + token + "b", {token}) == "a***b");
+}
+
+TEST_CASE("retry lines and transport errors never show the request's secrets") {
+  const std::string token = "tok-SECRET-4242";
+  int calls = 0;
+  HttpServer server([&](const RecordedRequest& r) {
+    return ++calls == 1
+               ? ScriptedResponse{503,
+                                  {},
+                                  "busy " +
+                                      r.header("Authorization").value_or("") +
+                                      " \x1B[2J"}
+               : ScriptedResponse{200, {}, "ok"};
+  });
+  auto client = HttpClient::create();
+  REQUIRE(client);
+  std::ostringstream log;
+  HttpRequest request;
+  request.url = server.url("/x");
+  request.headers = {"Authorization: " + token};
+  request.secrets = {token};
+  auto r = perform_with_retries(*client, request, fast_retries(), "get", log);
+  REQUIRE(r);
+  CHECK(log.str().find("get: HTTP 503: busy *** \\x1B[2J, retrying") !=
+        std::string::npos);
+  CHECK(log.str().find(token) == std::string::npos);
+  CHECK(log.str().find('\x1B') == std::string::npos);
+  // SigV4 keys are the request's secrets too.
+  HttpRequest signed_request;
+  signed_request.sigv4 = AwsSigv4{"r", "AKIDKEY", "secret-key", "session"};
+  CHECK(secrets_of(signed_request) ==
+        std::vector<std::string>{"AKIDKEY", "secret-key", "session"});
 }
