@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
+#include "base/text.hpp"
 #include "upload/digest.hpp"
 #include "upload/s3.hpp"
 
@@ -15,7 +17,12 @@ namespace {
 constexpr uint64_t kMaxParts = 10000;
 
 std::string display(const std::string& bucket, const std::string& key) {
-  return "s3://" + bucket + "/" + key;
+  return "s3://" + bucket + "/" + base::printable_text(key, 2048);
+}
+
+// As for a single PUT (s3.cpp): 2 minutes plus 256 KiB/s.
+std::chrono::milliseconds part_timeout(uint64_t bytes) {
+  return std::chrono::milliseconds(120000 + bytes / 262144 * 1000);
 }
 
 }  // namespace
@@ -35,6 +42,7 @@ base::Result<std::vector<std::string>> S3Client::put_parts(
     r.body_fd = fd;
     r.body_offset = offset;
     r.body_size = std::min(part_size, size - offset);
+    r.timeout = part_timeout(r.body_size);
     auto response = send(r, "S3 PUT part " + std::to_string(number) + " of " +
                                 display(bucket, key));
     if (!response) return response.error();
@@ -85,6 +93,9 @@ base::Status S3Client::put_multipart(const std::string& bucket,
   complete.body = format::write_s3_complete_multipart(*etags);
   complete.headers = {"x-amz-content-sha256: " + sha256_hex(complete.body),
                       "Content-Type: application/xml"};
+  // S3 may take minutes to assemble the parts (it keeps the connection
+  // alive with whitespace meanwhile).
+  complete.timeout = std::chrono::minutes(10);
   auto completed = send(complete, "S3 completion of the multipart upload of " +
                                       display(bucket, key));
   if (!completed) {
