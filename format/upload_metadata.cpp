@@ -157,13 +157,6 @@ UploadMetadata read_metadata(const Json& j) {
   return m;
 }
 
-std::string start_of(std::string_view text) {
-  std::string out(text.substr(0, 200));
-  for (char& c : out)
-    if (c == '\n' || c == '\r') c = ' ';
-  return out;
-}
-
 }  // namespace
 
 base::Result<UploadMetadata> read_upload_metadata(std::string_view text) {
@@ -175,19 +168,20 @@ base::Result<UploadMetadata> read_upload_metadata(std::string_view text) {
 }
 
 base::Result<UploadAnswer> read_upload_answer(std::string_view text) {
-  try {
-    const Json j = Json::parse(text);
-    UploadAnswer out;
-    out.upload_url = j.at("uploadUrl").get<std::string>();
-    if (j.contains("status") && j.at("status").is_string())
-      out.status = j.at("status").get<std::string>();
-    if (j.contains("runId") && j.at("runId").is_string())
-      out.run_id = j.at("runId").get<std::string>();
-    return out;
-  } catch (const Json::exception& e) {
-    return base::Error("unexpected answer of the upload service (" +
-                       std::string(e.what()) + "): " + start_of(text));
-  }
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    return base::Error("unexpected answer of the upload service: not JSON");
+  if (!j.is_object() || !j.contains("uploadUrl") ||
+      !j.at("uploadUrl").is_string())
+    return base::Error(
+        "unexpected answer of the upload service: no \"uploadUrl\" string");
+  UploadAnswer out;
+  out.upload_url = j.at("uploadUrl").get<std::string>();
+  if (j.contains("status") && j.at("status").is_string())
+    out.status = j.at("status").get<std::string>();
+  if (j.contains("runId") && j.at("runId").is_string())
+    out.run_id = j.at("runId").get<std::string>();
+  return out;
 }
 
 base::Result<std::string> read_oidc_answer(std::string_view text) {

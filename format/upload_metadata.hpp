@@ -91,7 +91,8 @@ std::string write_upload_metadata(const UploadMetadata& metadata);
 base::Result<UploadMetadata> read_upload_metadata(std::string_view text);
 
 // {"status": ..., "uploadUrl": ..., "runId": ...}; an answer without
-// uploadUrl is an error quoting the start of the text.
+// uploadUrl is an error that does not quote the text (it may echo a
+// token: the caller quotes it, redacted).
 struct UploadAnswer {
   std::string status;
   std::string upload_url;

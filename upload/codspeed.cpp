@@ -14,6 +14,13 @@ namespace runner::upload {
 namespace {
 
 constexpr const char* kOidcAudience = "codspeed.io";
+// The JSON answers of the service and of GitHub are a few hundred bytes.
+constexpr uint64_t kMaxAnswerBytes = 1u << 20;
+
+// The archive PUT may take 2 minutes plus what 256 KiB/s needs.
+std::chrono::milliseconds put_timeout(uint64_t bytes) {
+  return std::chrono::milliseconds(120000 + bytes / 262144 * 1000);
+}
 
 // GitHub's OIDC id token (ci-jit-compare-formats.md §3.3); std::nullopt
 // when the job has no id-token permission.
@@ -27,7 +34,9 @@ base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
   HttpRequest request;
   request.url = *url + "&audience=" + percent_encode(kOidcAudience);
   request.headers = {"Authorization: Bearer " + *bearer};
+  request.secrets = {*bearer};
   request.timeout = std::chrono::seconds(60);
+  request.max_response_bytes = kMaxAnswerBytes;
   auto response = perform_with_retries(http, request, retry, "OIDC token", log);
   if (!response)
     return base::Error(
@@ -35,7 +44,7 @@ base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
         response.error().code());
   if (response->status != 200)
     return base::Error("GitHub OIDC token request: " +
-                       describe_status(*response, {*bearer}));
+                       describe_status(*response, request.secrets));
   auto token = format::read_oidc_answer(response->body);
   if (!token) return token.error();
   return std::optional<std::string>(*token);
@@ -106,30 +115,33 @@ base::Result<format::UploadAnswer> post_metadata(
   request.url = options.upload_url;
   request.headers = {"Content-Type: application/json"};
   if (token) request.headers.push_back("Authorization: " + *token);
+  request.secrets = {token.value_or("")};
   request.body = metadata;
   request.timeout = std::chrono::seconds(120);
+  request.max_response_bytes = kMaxAnswerBytes;
   auto response = perform_with_retries(http, request, options.retry,
                                        "upload metadata", log);
-  const std::vector<std::string> secrets = {token.value_or("")};
   if (!response)
     return base::Error("upload metadata to " + options.upload_url + ": " +
-                           redact(response.error().message(), secrets),
+                           response.error().message(),
                        response.error().code());
-  if (response->status < 200 || response->status >= 300)
-    return base::Error("the upload service refused the run: " +
-                       describe_status(*response, secrets));
-  return format::read_upload_answer(response->body);
+  return read_service_answer(*response, request.secrets);
 }
 
 base::Status put_archive(HttpClient& http, const CodspeedUploadOptions& options,
                          const std::string& url, const PackedArchive& archive,
-                         const std::string& md5, std::ostream& log) {
+                         const std::string& md5,
+                         const std::optional<std::string>& token,
+                         std::ostream& log) {
   HttpRequest request;
   request.method = "PUT";
   request.url = url;
   request.headers = {"Content-Type: application/x-tar", "Content-MD5: " + md5};
+  request.secrets = {token.value_or("")};
   request.body_fd = archive.fd.get();
   request.body_size = archive.size;
+  request.timeout = put_timeout(archive.size);
+  request.max_response_bytes = kMaxAnswerBytes;
   auto response =
       perform_with_retries(http, request, options.retry, "archive upload", log);
   if (!response)
@@ -137,11 +149,32 @@ base::Status put_archive(HttpClient& http, const CodspeedUploadOptions& options,
                        response.error().code());
   if (response->status < 200 || response->status >= 300)
     return base::Error("the archive upload was refused: " +
-                       describe_status(*response));
+                       describe_status(*response, request.secrets));
   return {};
 }
 
 }  // namespace
+
+base::Result<format::UploadAnswer> read_service_answer(
+    const HttpResponse& response, const std::vector<std::string>& secrets) {
+  if (response.status < 200 || response.status >= 300)
+    return base::Error("the upload service refused the run: " +
+                       describe_status(response, secrets));
+  auto answer = format::read_upload_answer(response.body);
+  if (!answer)
+    return base::Error(answer.error().message() + " (HTTP " +
+                       std::to_string(response.status) +
+                       "): " + server_text(response.body, secrets));
+  if (answer->upload_url.rfind("https://", 0) != 0 &&
+      answer->upload_url.rfind("http://", 0) != 0)
+    return base::Error(
+        "unexpected answer of the upload service: the upload URL '" +
+        server_text(answer->upload_url, secrets, 200) +
+        "' is not http:// or https://");
+  answer->run_id = server_text(answer->run_id, secrets, 200);
+  answer->status = server_text(answer->status, secrets, 200);
+  return answer;
+}
 
 base::Result<CodspeedUploadResult> upload_to_codspeed(
     const CodspeedUploadOptions& options, const RunFacts& facts,
@@ -168,7 +201,7 @@ base::Result<CodspeedUploadResult> upload_to_codspeed(
   auto answer = post_metadata(*http, options, metadata, token, log);
   if (!answer) return answer.error();
   if (auto put = put_archive(*http, options, answer->upload_url, *archive,
-                             digest->md5_base64, log);
+                             digest->md5_base64, token, log);
       !put)
     return put.error();
   result.run_id = answer->run_id;

@@ -7,8 +7,10 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "base/result.hpp"
+#include "format/format.hpp"
 #include "upload/archive.hpp"
 #include "upload/environment.hpp"
 #include "upload/http.hpp"
@@ -33,6 +35,15 @@ struct CodspeedUploadResult {
   bool tokenless = false;
   UploadCost cost;  // packing and both requests
 };
+
+// The service's answer to the metadata POST: a status other than 2xx is an
+// error quoting the start of the body; a 2xx that is not the expected
+// JSON, or whose upload URL is not http(s), is an error quoting it; the
+// run id and status are returned printable. Every quoted text has
+// `secrets` redacted before it is cut, and is made printable
+// (server_text).
+base::Result<format::UploadAnswer> read_service_answer(
+    const HttpResponse& response, const std::vector<std::string>& secrets);
 
 // Packs, POSTs, PUTs. Progress and retries go to `log`; the token is never
 // written anywhere but the Authorization header. Errors: a 4xx other than

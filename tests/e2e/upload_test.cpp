@@ -2,14 +2,18 @@
 // server on 127.0.0.1 (tests/support/http_server): the metadata JSON field
 // by field, the archive's MD5 and its contents (listed by the real `tar`),
 // retries after a 503 and after a 429 with Retry-After, a 401 that fails at
-// once, the token never printed, GitHub OIDC, and the tokenless run hash.
+// once, the token never printed, GitHub OIDC, and the tokenless run hash;
+// a hostile service: answers that are not JSON, echo the token late in a
+// long body, carry terminal escapes, never end or dribble.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -318,5 +322,126 @@ TEST_SUITE("e2e") {
     CHECK(r.err.find("(attempt 5 of 5)") != std::string::npos);
     CHECK(r.err.find("runner upload: upload metadata to " + url) !=
           std::string::npos);
+  }
+
+  TEST_CASE("a 2xx answer that is not JSON is quoted with the token redacted") {
+    TempDir dir;
+    HttpServer server([](const RecordedRequest& r) {
+      return ScriptedResponse{200,
+                              {},
+                              "<html>welcome " +
+                                  r.header("Authorization").value_or("") +
+                                  "</html>"};
+    });
+    auto r = upload(write_folder(dir), server.url("/upload"), github_env(dir),
+                    {"--token", kToken});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("unexpected answer of the upload service: not JSON "
+                     "(HTTP 200): <html>welcome ***</html>") !=
+          std::string::npos);
+    CHECK((r.out + r.err).find(kToken) == std::string::npos);
+  }
+
+  TEST_CASE("a 4xx echoing the token at byte 290 prints none of it") {
+    TempDir dir;
+    HttpServer server([](const RecordedRequest& r) {
+      return ScriptedResponse{400,
+                              {},
+                              std::string(290, '.') +
+                                  r.header("Authorization").value_or("") +
+                                  " is not valid"};
+    });
+    auto r = upload(write_folder(dir), server.url("/upload"), github_env(dir),
+                    {"--token", kToken});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("HTTP 400: " + std::string(290, '.') + "***") !=
+          std::string::npos);
+    // Not even the start of it (a cut at byte 300 left "tok-SECRE").
+    CHECK((r.out + r.err).find(kToken.substr(0, 4)) == std::string::npos);
+  }
+
+  TEST_CASE("terminal escapes in an answer never reach the terminal raw") {
+    TempDir dir;
+    int posts = 0;
+    HttpServer server([&](const RecordedRequest&) {
+      return ++posts == 1
+                 ? ScriptedResponse{503, {}, "busy \x1B[2J\x1B]0;owned\x07"}
+                 : ScriptedResponse{
+                       403, {}, "no \x1B[31mred\x9B \xE2\x80\xAEtxt.exe"};
+    });
+    auto r = upload(write_folder(dir), server.url("/upload"), github_env(dir),
+                    {"--token", kToken});
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("HTTP 503: busy \\x1B[2J\\x1B]0;owned\\x07, retrying") !=
+          std::string::npos);
+    CHECK(r.err.find("HTTP 403: no \\x1B[31mred\\x9B \\u{202E}txt.exe") !=
+          std::string::npos);
+    CHECK(r.err.find('\x1B') == std::string::npos);
+    CHECK(r.err.find('\x07') == std::string::npos);
+    CHECK(r.err.find("\xE2\x80\xAE") == std::string::npos);
+  }
+
+  TEST_CASE("an answer that never ends is cut at its size cap") {
+    TempDir dir;
+    int posts = 0;
+    HttpServer server([&](const RecordedRequest&) {
+      ++posts;
+      ScriptedResponse response{200, {}, "{\"uploadUrl\": \""};
+      response.stream = [](std::string& chunk) {
+        chunk.assign(65536, 'a');
+        return true;
+      };
+      return response;
+    });
+    const auto start = std::chrono::steady_clock::now();
+    auto r =
+        run_process({binary("RUNNER_BIN"), "upload", write_folder(dir),
+                     "--upload-url", server.url("/upload"), "--token", kToken},
+                    github_env(dir), "", 60);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    INFO(r.err);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("answered more than 1048576 bytes") != std::string::npos);
+    CHECK(posts == 1);  // not retried
+    CHECK(took < 30);
+  }
+
+  TEST_CASE("a dribbling answer ends at the time limit, retries included") {
+    TempDir dir;
+    int posts = 0;
+    HttpServer server([&](const RecordedRequest&) {
+      ++posts;
+      ScriptedResponse response{200, {}, "{"};
+      response.stream = [](std::string& chunk) {  // 5 KiB/s, forever
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        chunk.assign(512, ' ');
+        return true;
+      };
+      return response;
+    });
+    auto env = github_env(dir);
+    env.push_back("RUNNER_HTTP_TIME_LIMIT_MS=2000");
+    const auto start = std::chrono::steady_clock::now();
+    auto r =
+        run_process({binary("RUNNER_BIN"), "upload", write_folder(dir),
+                     "--upload-url", server.url("/upload"), "--token", kToken},
+                    env, "", 60);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    INFO(r.err);
+    MESSAGE("a dribbling upload service: runner upload ended after " << took
+                                                                     << " s");
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("timed out") != std::string::npos);
+    CHECK(took >= 1.9);
+    CHECK(took < 15);
   }
 }
