@@ -29,7 +29,8 @@ struct Transfer {
   const HttpRequest* request = nullptr;
   uint64_t sent = 0;
   HttpResponse response;
-  int write_errno = 0;  // the response fd could not be written
+  int write_errno = 0;   // the response fd could not be written
+  uint64_t written = 0;  // to the response fd
 };
 
 uint64_t body_size(const HttpRequest& r) {
@@ -63,6 +64,11 @@ size_t write_body(char* data, size_t size, size_t count, void* user) {
   const size_t n = size * count;
   const bool success = t->response.status >= 200 && t->response.status < 300;
   if (t->request->response_fd >= 0 && success) {
+    if (n > t->request->max_response_bytes - t->written) {
+      t->write_errno = EFBIG;
+      return 0;  // aborts the transfer
+    }
+    t->written += n;
     if (!base::write_all(t->request->response_fd, std::string_view(data, n))) {
       t->write_errno = errno != 0 ? errno : EIO;
       return 0;  // aborts the transfer
@@ -223,6 +229,11 @@ base::Result<HttpResponse> HttpClient::perform(const HttpRequest& request) {
   const CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
   std::fill(userpwd.begin(), userpwd.end(), '\0');
+  if (transfer.write_errno == EFBIG)
+    return base::Error(
+        "the answer of " + url_for_errors(request.url) + " is longer than " +
+            std::to_string(request.max_response_bytes) + " bytes",
+        EFBIG);
   if (transfer.write_errno != 0)
     return base::Error(
         "cannot write the answer of " + url_for_errors(request.url),
@@ -299,7 +310,8 @@ base::Result<HttpResponse> perform_with_retries(HttpClient& client,
     std::string why;
     std::optional<std::chrono::milliseconds> delay;
     if (!response) {
-      if (response.error().code() == EIO) return response;  // not transient
+      const int code = response.error().code();
+      if (code == EIO || code == EFBIG) return response;  // not transient
       why = response.error().what();
     } else if (is_transient_status(response->status)) {
       why = describe_status(*response);

@@ -42,6 +42,9 @@ struct HttpRequest {
   // offset); otherwise it is kept in HttpResponse::body, at most
   // kMaxMemoryBody bytes (the rest is dropped and `truncated` set).
   int response_fd = -1;
+  // With response_fd: a 2xx body longer than this is cut off and the
+  // request fails with code EFBIG (not retried).
+  uint64_t max_response_bytes = UINT64_MAX;
   std::optional<AwsSigv4> sigv4;
   std::chrono::seconds connect_timeout{15};
   // The whole transfer may last this long; a transfer slower than
@@ -62,7 +65,8 @@ inline constexpr size_t kMaxMemoryBody = 8u << 20;
 
 // A transport failure (no HTTP status): the Error's code is ECONNREFUSED,
 // ETIMEDOUT, ECONNRESET, EHOSTUNREACH or EIO (not retried), its message is
-// curl's reason; callers name the request.
+// curl's reason; callers name the request. EFBIG: a body longer than
+// max_response_bytes (not retried).
 class HttpClient {
  public:
   static base::Result<HttpClient> create();

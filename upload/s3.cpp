@@ -146,9 +146,11 @@ base::Status S3Client::put_object(const std::string& bucket,
 }
 
 base::Status S3Client::get_object(const std::string& bucket,
-                                  const std::string& key, int out_fd) {
+                                  const std::string& key, int out_fd,
+                                  uint64_t max_bytes) {
   HttpRequest r = request("GET", bucket, key, "");
   r.response_fd = out_fd;
+  r.max_response_bytes = max_bytes;
   auto response = send(r, "S3 GET " + display(bucket, key));
   if (!response) return response.error();
   return {};

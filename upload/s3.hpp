@@ -53,9 +53,10 @@ class S3Client {
   base::Status put_text(const std::string& bucket, const std::string& key,
                         const std::string& text,
                         const std::string& content_type);
-  // GET into out_fd; a missing key is an error with code ENOENT.
+  // GET into out_fd; a missing key is an error with code ENOENT, an
+  // object longer than max_bytes one with code EFBIG.
   base::Status get_object(const std::string& bucket, const std::string& key,
-                          int out_fd);
+                          int out_fd, uint64_t max_bytes = UINT64_MAX);
   // A small object (at most max_bytes) as text.
   base::Result<std::string> get_text(const std::string& bucket,
                                      const std::string& key,
