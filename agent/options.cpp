@@ -444,7 +444,7 @@ void add_compare_sides(CLI::App& sub, CommandLine& out) {
   sub.add_option("--base", options.base,
                  "One more base folder (repeatable): repeated runs are pooled "
                  "and their spread reported (--store: the branch whose newest "
-                 "stored run is the base)")
+                 "stored push is the base)")
       ->type_name("DIR")
       ->allow_extra_args(false)  // one value per --base: HEAD may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -502,10 +502,14 @@ void add_compare(CLI::App& app, CommandLine& out) {
   add_compare_settings(*sub, out.compare);
   sub->add_option("--store", out.compare_store,
                   "Take the base from the S3-compatible store "
-                  "s3://BUCKET[/PREFIX]: the newest run of the branch --base "
-                  "names (default: the pull request's base branch from the CI "
-                  "environment, else main), fetched into "
-                  "$XDG_CACHE_HOME/runner/store; HEAD is the only folder")
+                  "s3://BUCKET[/PREFIX]: the newest run of a push to the "
+                  "branch --base names, never a pull request's (default: the "
+                  "pull request's base branch from the CI environment, else "
+                  "main), fetched into $XDG_CACHE_HOME/runner/store (limits: "
+                  "RUNNER_STORE_MAX_UNPACK_MB, default 4096; "
+                  "RUNNER_STORE_MAX_ENTRIES, default 20000; the cache keeps "
+                  "RUNNER_STORE_CACHE_MAX_MB, default 2048); HEAD is the only "
+                  "folder")
       ->type_name("URL");
   sub->add_option("--s3-endpoint", out.compare_s3_endpoint,
                   "--store: the S3 endpoint (default: $AWS_ENDPOINT_URL_S3, "

@@ -151,14 +151,21 @@ int compare_with_store(compare::CompareOptions options,
   if (!facts) return fail(facts.error());
   auto client = store_client(env, s3_endpoint, 64ull << 20);
   if (!client) return fail(client.error());
-  auto run = upload::find_newest_run(*client, *location, *facts, branch);
+  auto run =
+      upload::find_newest_run(*client, *location, *facts, branch, std::cerr);
   if (!run) return fail(run.error());
-  auto folder = upload::fetch_run(*client, *location, *run,
-                                  upload::default_store_cache(env), std::cerr);
+  const format::StoreRecord& record = run->record;
+  std::fprintf(stderr,
+               "runner compare: base: run %s of a push to '%s' (commit %s, "
+               "stored %s) from s3://%s/%s\n",
+               record.run_id.c_str(), upload::printable(branch).c_str(),
+               record.commit.c_str(), record.created_at.c_str(),
+               location->bucket.c_str(),
+               upload::printable(run->record_key).c_str());
+  auto folder = upload::fetch_run(
+      *client, *location, *run, upload::default_store_cache(env),
+      upload::store_limits_from_environment(env), std::cerr);
   if (!folder) return fail(folder.error());
-  std::fprintf(stderr, "runner compare: base: run %s of '%s' (commit %s)\n",
-               run->record.run_id.c_str(), branch.c_str(),
-               run->record.commit.c_str());
   options.base = {*folder};
   return compare_command(options);
 }

@@ -12,11 +12,14 @@
 //  - monotonic_ns: CLOCK_MONOTONIC in nanoseconds.
 //  - cpu_time_ns: the process's or the calling thread's CPU time (getrusage).
 //  - fs helpers: write a file atomically (temp name + rename).
+//  - cache folders: private (0700, ours, not a symlink), evicted least
+//    recently used first to a size cap.
 //  - text helpers: take_item walks a separated list ("a,b,c");
 //    printable_text makes outside text safe to print (controls, bidi
 //    controls and invalid UTF-8 escaped).
 #pragma once
 
+#include "base/cache_folder.hpp"
 #include "base/child_process.hpp"
 #include "base/clock.hpp"
 #include "base/fs.hpp"

@@ -20,6 +20,10 @@ std::string write_store_record(const StoreRecord& r) {
   j["created_at"] = r.created_at;
   j["created_unix_ms"] = r.created_unix_ms;
   j["event"] = r.event;
+  if (r.pull_request)
+    j["pull_request"] = *r.pull_request;
+  else
+    j["pull_request"] = nullptr;
   j["ci_run_url"] = r.ci_run_url;
   j["archive_key"] = r.archive_key;
   j["archive_bytes"] = r.archive_bytes;
@@ -49,6 +53,8 @@ StoreRecord read_record(const Json& j) {
   r.created_at = j.at("created_at").get<std::string>();
   r.created_unix_ms = j.at("created_unix_ms").get<uint64_t>();
   r.event = j.at("event").get<std::string>();
+  if (auto it = j.find("pull_request"); it != j.end() && !it->is_null())
+    r.pull_request = it->get<uint64_t>();
   r.ci_run_url = j.at("ci_run_url").get<std::string>();
   r.archive_key = j.at("archive_key").get<std::string>();
   r.archive_bytes = j.at("archive_bytes").get<uint64_t>();

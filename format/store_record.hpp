@@ -1,9 +1,11 @@
 // The record of one run in the shared profile store (upload/store.hpp): a
-// small JSON object per run under its branch's prefix, naming the run's
-// archive. Versioned; unknown members are ignored on read.
+// small JSON object per run, naming the run's archive. Versioned; unknown
+// members are ignored on read. What the record says is checked by its
+// reader (upload/store.cpp): the store is shared with pull requests' jobs.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,13 +20,16 @@ struct StoreRecord {
   int version = kStoreRecordVersion;
   std::string owner;
   std::string repository;
-  std::string branch;      // "main", "feat/x"
-  std::string ref;         // "refs/heads/main"
+  std::string branch;      // "main", "feat/x" (a pull request's: its head)
+  std::string ref;         // "refs/heads/main", "refs/pull/7/merge"
   std::string commit;      // full SHA
   std::string run_id;      // unique per run: <time>-<random>
   std::string created_at;  // ISO 8601 UTC with milliseconds
   uint64_t created_unix_ms = 0;
-  std::string event;       // "push", "pull_request", "local"
+  std::string event;  // "push", "pull_request", "local"
+  // The pull request's number (GitLab: the merge request's IID); null in
+  // the JSON, and absent in records of older runners, for other runs.
+  std::optional<uint64_t> pull_request;
   std::string ci_run_url;  // "" outside CI
   std::string archive_key;
   uint64_t archive_bytes = 0;

@@ -10,7 +10,6 @@
 //   u64 count, count x (str reason, str example)
 #include "symbols/module_cache.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <ctime>
 #include <random>
 
+#include "base/cache_folder.hpp"
 #include "format/bytes.hpp"
 
 namespace runner::symbols {
@@ -207,31 +207,12 @@ base::Result<std::vector<uint8_t>> read_all(int fd, size_t size) {
   return bytes;
 }
 
-struct DirEntry {
-  struct timespec mtime {};
-  uint64_t size = 0;
-  std::string name;
-};
-
-bool older(const DirEntry& a, const DirEntry& b) {
-  if (a.mtime.tv_sec != b.mtime.tv_sec) return a.mtime.tv_sec < b.mtime.tv_sec;
-  return a.mtime.tv_nsec < b.mtime.tv_nsec;
-}
-
 // The entries of the folder (".entry" regular files of ours); removes what
 // must not be there (anything else named like an entry, stale temp files).
-std::vector<DirEntry> list_entries(int dir_fd) {
-  std::vector<DirEntry> out;
-  int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return out;
-  DIR* dir = ::fdopendir(fd);
-  if (dir == nullptr) {
-    ::close(fd);
-    return out;
-  }
+std::vector<base::CacheEntry> list_entries(int dir_fd) {
+  std::vector<base::CacheEntry> out;
   const time_t now = ::time(nullptr);
-  while (const struct dirent* e = ::readdir(dir)) {
-    std::string name = e->d_name;
+  for (std::string& name : base::entry_names(dir_fd)) {
     bool temp = name.starts_with(kTempPrefix);
     if (!temp && !name.ends_with(kEntrySuffix)) continue;
     struct stat st;
@@ -243,11 +224,10 @@ std::vector<DirEntry> list_entries(int dir_fd) {
     } else if (!owned_regular(st)) {
       ::unlinkat(dir_fd, name.c_str(), 0);  // never follows a symlink
     } else {
-      out.push_back(DirEntry{st.st_mtim, static_cast<uint64_t>(st.st_size),
-                             std::move(name)});
+      out.push_back(base::CacheEntry{
+          std::move(name), static_cast<uint64_t>(st.st_size), st.st_mtim});
     }
   }
-  ::closedir(dir);
   return out;
 }
 
@@ -327,25 +307,9 @@ base::Result<ModuleOutputs> decode_cache_entry(std::span<const uint8_t> bytes,
 base::Result<ModuleCache> ModuleCache::open(const std::string& dir,
                                             uint64_t max_bytes) {
   if (max_bytes == 0) return base::Error("the cache is off (cap 0)");
-  size_t slash = dir.rfind('/');
-  if (slash != std::string::npos && slash > 0)
-    RUNNER_RETURN_IF_ERROR(base::make_directories(dir.substr(0, slash)),
-                           "cache folder");
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return base::errno_error("create cache folder " + dir);
-  base::UniqueFd fd(
-      ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return base::errno_error("open cache folder " + dir);
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    return base::errno_error("stat cache folder " + dir);
-  if (!S_ISDIR(st.st_mode)) return base::Error(dir + " is not a folder");
-  if (st.st_uid != ::geteuid())
-    return base::Error("cache folder " + dir + " is owned by uid " +
-                       std::to_string(st.st_uid) + ", not by us");
-  if ((st.st_mode & 077) != 0 && ::fchmod(fd.get(), 0700) != 0)
-    return base::errno_error("chmod 0700 cache folder " + dir);
-  return ModuleCache(std::move(fd), max_bytes);
+  auto fd = base::open_cache_folder(dir);
+  if (!fd) return std::move(fd.error());
+  return ModuleCache(std::move(*fd), max_bytes);
 }
 
 base::Result<std::vector<uint8_t>> ModuleCache::read_entry(
@@ -410,17 +374,9 @@ base::Status ModuleCache::store(const CacheKey& key,
 }
 
 void ModuleCache::evict() const {
-  std::vector<DirEntry> entries = list_entries(dir_.get());
-  uint64_t total = 0;
-  for (const DirEntry& e : entries) total += e.size;
-  if (total <= max_bytes_) return;
-  std::sort(entries.begin(), entries.end(), older);
-  for (const DirEntry& e : entries) {
-    if (total <= max_bytes_) break;
-    if (::unlinkat(dir_.get(), e.name.c_str(), 0) == 0 || errno == ENOENT)
-      total -= e.size;
-  }
-  RUNNER_LOG(kLog, kDebug) << "finalize cache: " << total << " bytes kept";
+  const uint64_t kept = base::evict_least_recently_used(
+      dir_.get(), list_entries(dir_.get()), max_bytes_);
+  RUNNER_LOG(kLog, kDebug) << "finalize cache: " << kept << " bytes kept";
 }
 
 }  // namespace runner::symbols

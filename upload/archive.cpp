@@ -208,10 +208,39 @@ base::Result<base::UniqueFd> open_parent(
   return dir;
 }
 
+// The most the files may total: the cap, and the ratio to the archive's
+// size when the archive is a regular file.
+struct ByteBudget {
+  uint64_t bytes = 0;
+  std::string why;  // what the budget is, for the error
+};
+
+ByteBudget byte_budget(int archive_fd, const UnpackLimits& limits) {
+  ByteBudget budget{limits.max_total_bytes,
+                    "more than " + std::to_string(limits.max_total_bytes) +
+                        " bytes unpacked"};
+  struct stat st {};
+  if (limits.max_ratio == 0 || ::fstat(archive_fd, &st) != 0 ||
+      !S_ISREG(st.st_mode))
+    return budget;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t by_ratio =
+      size > budget.bytes / limits.max_ratio
+          ? budget.bytes
+          : std::max(size * limits.max_ratio, limits.ratio_floor);
+  if (by_ratio < budget.bytes)
+    budget = {by_ratio, "an archive of " + std::to_string(size) +
+                            " bytes unpacking to more than " +
+                            std::to_string(by_ratio) + " bytes (" +
+                            std::to_string(limits.max_ratio) +
+                            " times its size)"};
+  return budget;
+}
+
 struct Unpacker {
   archive* a;
   int root_fd;
-  const UnpackLimits& limits;
+  ByteBudget budget;
   UnpackStats stats;
 
   base::Status file(const std::string& name, int parent,
@@ -229,10 +258,9 @@ struct Unpacker {
                            "': " + archive_reason(a));
       if (got == 0) break;
       stats.bytes += static_cast<uint64_t>(got);
-      if (stats.bytes > limits.max_total_bytes)
-        return base::Error("archive larger than " +
-                           std::to_string(limits.max_total_bytes) +
-                           " bytes unpacked: refused at '" + name + "'");
+      if (stats.bytes > budget.bytes)
+        return base::Error("refused " + budget.why + ", at '" + name + "'",
+                           EFBIG);
       if (auto w = base::write_all(fd.get(), {buffer.data(), size_t(got)}); !w)
         return base::Error("cannot write " + name + ": " + w.error().what());
     }
@@ -277,7 +305,7 @@ base::Result<UnpackStats> unpack_archive(int archive_fd,
   archive_read_support_filter_none(a.get());
   if (archive_read_open_fd(a.get(), archive_fd, kChunk) != ARCHIVE_OK)
     return base::Error("not a tar archive: " + archive_reason(a.get()));
-  Unpacker unpacker{a.get(), root.get(), limits, {}};
+  Unpacker unpacker{a.get(), root.get(), byte_budget(archive_fd, limits), {}};
   uint64_t entries = 0;
   for (;;) {
     archive_entry* e = nullptr;
@@ -286,8 +314,10 @@ base::Result<UnpackStats> unpack_archive(int archive_fd,
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
       return base::Error("corrupt archive: " + archive_reason(a.get()));
     if (++entries > limits.max_entries)
-      return base::Error("archive has more than " +
-                         std::to_string(limits.max_entries) + " entries");
+      return base::Error("refused an archive of more than " +
+                             std::to_string(limits.max_entries) +
+                             " files and folders",
+                         EFBIG);
     if (auto s = unpacker.entry(e); !s) return s.error();
   }
   return unpacker.stats;

@@ -41,8 +41,13 @@ struct UploadCost {
 UploadCost upload_cost(const PackedArchive& archive, uint64_t start_ns);
 
 struct UnpackLimits {
-  uint64_t max_total_bytes = 64ull << 30;
-  uint64_t max_entries = 1u << 20;
+  uint64_t max_total_bytes = 64ull << 30;  // of the files' contents
+  uint64_t max_entries = 1u << 20;         // files and folders
+  // When not 0, and archive_fd is a regular file: the files may also total
+  // at most max_ratio times the archive's size, or ratio_floor bytes when
+  // that is more (a small archive of a small folder compresses well too).
+  uint64_t max_ratio = 0;
+  uint64_t ratio_floor = 0;
 };
 
 struct UnpackStats {
@@ -54,7 +59,8 @@ struct UnpackStats {
 // into `destination`, an existing folder. Only regular files and folders;
 // an absolute name, a ".." component, a link, a device or a FIFO, a name
 // that exists already, or going beyond `limits` is an error naming the
-// entry (what was written stays; the caller removes the folder).
+// entry (what was written stays, never more than the limits allow; the
+// caller removes the folder).
 base::Result<UnpackStats> unpack_archive(int archive_fd,
                                          const std::string& destination,
                                          const UnpackLimits& limits = {});

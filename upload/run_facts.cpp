@@ -120,13 +120,17 @@ void github_event_facts(const Environment& env, RunFacts& facts) {
     RUNNER_LOG("upload", kWarning) << *path << ": " << event.error().message();
     return;
   }
+  if (event->sender_login) facts.sender = event->sender_login;
+  if (event->sender_id) facts.sender_id = *event->sender_id;
+  // Only a pull request's events make the run a pull request's (a push's
+  // payload has no such members; one that had would not make it one).
+  if (facts.event != "pull_request" && facts.event != "pull_request_target")
+    return;
   if (event->head_sha) facts.commit = *event->head_sha;
   if (event->head_ref) facts.head_ref = event->head_ref;
   if (event->base_ref) facts.base_ref = event->base_ref;
   if (event->base_sha) facts.base_commit = event->base_sha;
   if (event->number) facts.pull_request = event->number;
-  if (event->sender_login) facts.sender = event->sender_login;
-  if (event->sender_id) facts.sender_id = *event->sender_id;
 }
 
 void github_facts(const Environment& env, RunFacts& facts) {
@@ -160,8 +164,12 @@ void gitlab_facts(const Environment& env, RunFacts& facts) {
   facts.base_ref = env_value(env, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME");
   facts.base_commit = env_value(env, "CI_MERGE_REQUEST_DIFF_BASE_SHA");
   facts.branch = facts.head_ref.value_or(value_or(env, "CI_COMMIT_REF_NAME"));
-  facts.ref = iid ? "refs/merge-requests/" + *iid + "/head"
-                  : "refs/heads/" + facts.branch;
+  // A tag's pipeline names the tag in CI_COMMIT_REF_NAME: its ref is not a
+  // branch's, whatever the tag is called.
+  const auto tag = env_value(env, "CI_COMMIT_TAG");
+  facts.ref = iid   ? "refs/merge-requests/" + *iid + "/head"
+              : tag ? "refs/tags/" + *tag
+                    : "refs/heads/" + facts.branch;
   if (iid) facts.pull_request = std::strtoull(iid->c_str(), nullptr, 10);
   facts.owner = value_or(env, "CI_PROJECT_NAMESPACE");
   facts.repository = value_or(env, "CI_PROJECT_NAME");

@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <stdexcept>
+#include <string_view>
 
 #include "base/base.hpp"
 #include "config.h"
@@ -34,9 +36,42 @@ std::string repository_prefix(const S3Location& location,
                   ref_key(facts.owner) + "/" + ref_key(facts.repository));
 }
 
+// The prefix of the records of pushes to `branch`.
 std::string refs_prefix(const S3Location& location, const RunFacts& facts,
                         const std::string& branch) {
   return repository_prefix(location, facts) + "/refs/" + ref_key(branch) + "/";
+}
+
+// The number N of refs/pull/N/... (GitHub) or refs/merge-requests/N/...
+// (GitLab).
+std::optional<uint64_t> number_in_ref(std::string_view ref) {
+  for (std::string_view start : {"refs/pull/", "refs/merge-requests/"}) {
+    if (!ref.starts_with(start)) continue;
+    std::string_view rest = ref.substr(start.size());
+    rest = rest.substr(0, rest.find('/'));
+    auto number = format::parse_dec(rest);
+    if (number && *number > 0) return number;
+  }
+  return std::nullopt;
+}
+
+bool pull_request_event(std::string_view event) {
+  return event == "pull_request" || event == "pull_request_target" ||
+         event == "merge_request_event" ||
+         event == "external_pull_request_event";
+}
+
+// A field of a record in a message: printable, and not all of it when it
+// is long.
+std::string shown(std::string_view text) {
+  constexpr size_t kMax = 100;
+  return printable(text.substr(0, kMax)) + (text.size() > kMax ? "..." : "");
+}
+
+bool is_hex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
 }
 
 // <UTC YYYYMMDDTHHMMSSmmmZ>-<8 random hex digits>: unique, and sorting by
@@ -94,17 +129,19 @@ std::vector<std::string> benchmark_uris(const std::string& folder) {
   return uris;
 }
 
-format::StoreRecord record_of(const RunFacts& facts, uint64_t unix_ms) {
+format::StoreRecord record_of(const RunFacts& facts, const RunPlace& place,
+                              uint64_t unix_ms) {
   format::StoreRecord r;
   r.owner = facts.owner;
   r.repository = facts.repository;
-  r.branch = facts.branch;
+  r.branch = place.kind == RunKind::kPush ? place.branch : facts.branch;
   r.ref = facts.ref;
   r.commit = facts.commit;
   r.run_id = new_run_id(unix_ms);
   r.created_at = iso_time(unix_ms);
   r.created_unix_ms = unix_ms;
   r.event = facts.event;
+  if (place.kind == RunKind::kPullRequest) r.pull_request = place.pull_request;
   r.ci_run_url = facts.run_url;
   r.runner_version = RUNNER_VERSION;
   return r;
@@ -135,6 +172,51 @@ std::string ref_key(const std::string& branch) {
   return out;
 }
 
+std::string printable(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return out;
+}
+
+bool safe_run_id(const std::string& id) {
+  return !id.empty() && id.size() <= 128 && id[0] != '.' &&
+         std::all_of(id.begin(), id.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                  c == '_' || c == '.';
+         });
+}
+
+RunPlace run_place(const S3Location& location, const RunFacts& facts) {
+  const std::string repository = repository_prefix(location, facts);
+  RunPlace place;
+  const bool pull_request = facts.pull_request || facts.head_ref ||
+                            pull_request_event(facts.event) ||
+                            number_in_ref(facts.ref);
+  if (pull_request) {
+    const auto number =
+        facts.pull_request ? facts.pull_request : number_in_ref(facts.ref);
+    if (number && *number > 0) {
+      place.kind = RunKind::kPullRequest;
+      place.pull_request = *number;
+      place.records = place.archives =
+          repository + "/pulls/" + std::to_string(*number) + "/";
+      return place;
+    }
+  } else if (facts.event == "push" && facts.ref.starts_with("refs/heads/") &&
+             facts.ref.size() > 11) {
+    place.kind = RunKind::kPush;
+    place.branch = facts.ref.substr(11);
+    place.records = refs_prefix(location, facts, place.branch);
+    place.archives = repository + "/runs/" + ref_key(facts.commit) + "/";
+    return place;
+  }
+  place.records = place.archives =
+      repository + "/events/" + ref_key(facts.event) + "/" +
+      ref_key(facts.ref.empty() ? facts.branch : facts.ref) + "/";
+  return place;
+}
+
 base::Result<StoreUploadResult> store_upload(S3Client& client,
                                              const S3Location& location,
                                              const std::string& folder,
@@ -145,11 +227,11 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   if (!archive) return archive.error();
   auto digest = digest_fd(archive->fd.get());
   if (!digest) return digest.error();
+  const RunPlace place = run_place(location, facts);
   StoreUploadResult result;
   format::StoreRecord& record = result.run.record;
-  record = record_of(facts, now_unix_ms());
-  record.archive_key = repository_prefix(location, facts) + "/runs/" +
-                       ref_key(facts.commit) + "/" + record.run_id + ".tar.zst";
+  record = record_of(facts, place, now_unix_ms());
+  record.archive_key = place.archives + record.run_id + ".tar.zst";
   record.archive_bytes = archive->size;
   record.archive_sha256 = digest->sha256_hex;
   record.folder_bytes = archive->folder_bytes;
@@ -161,8 +243,7 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
                                    "application/zstd");
       !put)
     return put.error();
-  result.run.record_key =
-      refs_prefix(location, facts, facts.branch) + record.run_id + ".json";
+  result.run.record_key = place.records + record.run_id + ".json";
   if (auto put = client.put_text(location.bucket, result.run.record_key,
                                  format::write_store_record(record),
                                  "application/json");
@@ -172,37 +253,113 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   return result;
 }
 
+std::string base_record_problem(const format::StoreRecord& record,
+                                const std::string& key,
+                                const S3Location& location,
+                                const RunFacts& facts,
+                                const std::string& branch) {
+  const std::string ref = "refs/heads/" + branch;
+  if (record.owner != facts.owner || record.repository != facts.repository)
+    return "a run of another repository";
+  if (record.pull_request)
+    return "the run of pull request " + std::to_string(*record.pull_request);
+  if (record.event != "push")
+    return "not the run of a push (event '" + shown(record.event) + "')";
+  if (record.ref != ref)
+    return "the run of " + shown(record.ref) + ", not of " + shown(ref);
+  if (record.branch != branch)
+    return "it names the branch '" + shown(record.branch) + "'";
+  if (!safe_run_id(record.run_id) ||
+      key != refs_prefix(location, facts, branch) + record.run_id + ".json")
+    return "its run id does not match its key";
+  const std::string runs = repository_prefix(location, facts) + "/runs/";
+  if (!record.archive_key.starts_with(runs) ||
+      record.archive_key.find("/.") != std::string::npos)
+    return "its archive is not under " + runs;
+  if ((record.commit.size() != 40 && record.commit.size() != 64) ||
+      !is_hex(record.commit))
+    return "its commit is not a SHA in hex";
+  if (record.created_at.size() > 40 ||
+      record.created_at.find_first_not_of("0123456789-T:.Z") !=
+          std::string::npos)
+    return "its time is not UTC ISO 8601";
+  return {};
+}
+
+namespace {
+
+// No answer from the store at all (as opposed to an answer about one
+// object): the next record would fare no better.
+bool store_unreachable(const base::Error& error) {
+  const int code = error.code();
+  return code == ECONNREFUSED || code == ETIMEDOUT || code == ECONNRESET ||
+         code == EHOSTUNREACH || code == EIO;
+}
+
+// The keys of the records directly under `prefix`, newest first.
+std::vector<std::string> record_keys(
+    const std::vector<format::S3Object>& objects, const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (const auto& o : objects) {
+    const std::string_view name =
+        std::string_view(o.key).substr(std::min(prefix.size(), o.key.size()));
+    if (o.key.starts_with(prefix) && name.size() > 5 &&
+        name.ends_with(".json") && name.find('/') == std::string_view::npos)
+      keys.push_back(o.key);
+  }
+  std::sort(keys.rbegin(), keys.rend());
+  return keys;
+}
+
+// The run whose record is at `key` when it is a base for `branch`; else an
+// error saying why (the error of the GET when there was one).
+base::Result<StoredRun> read_base_run(S3Client& client,
+                                      const S3Location& location,
+                                      const RunFacts& facts,
+                                      const std::string& branch,
+                                      const std::string& key) {
+  auto text = client.get_text(location.bucket, key);
+  if (!text) return text.error();
+  auto record = format::read_store_record(*text);
+  if (!record) return record.error();
+  const std::string problem =
+      base_record_problem(*record, key, location, facts, branch);
+  if (!problem.empty()) return base::Error("not a base: " + problem);
+  return StoredRun{std::move(*record), key};
+}
+
+}  // namespace
+
 base::Result<StoredRun> find_newest_run(S3Client& client,
                                         const S3Location& location,
                                         const RunFacts& facts,
-                                        const std::string& branch) {
+                                        const std::string& branch,
+                                        std::ostream& log) {
   const std::string prefix = refs_prefix(location, facts, branch);
   auto objects = client.list(location.bucket, prefix);
   if (!objects) return objects.error();
-  std::vector<std::string> keys;
-  for (const auto& o : *objects)
-    if (o.key.size() > 5 && o.key.compare(o.key.size() - 5, 5, ".json") == 0)
-      keys.push_back(o.key);
-  std::sort(keys.rbegin(), keys.rend());
+  const std::vector<std::string> keys = record_keys(*objects, prefix);
+  size_t skipped = 0;
   for (const std::string& key : keys) {
-    auto text = client.get_text(location.bucket, key);
-    if (!text) return text.error();
-    auto record = format::read_store_record(*text);
-    if (!record || record->branch != branch ||
-        record->repository != facts.repository ||
-        record->owner != facts.owner) {
-      RUNNER_LOG("upload", kWarning)
-          << "s3://" << location.bucket << "/" << key << ": skipped ("
-          << (record ? "for another branch or repository"
-                     : record.error().message())
-          << ")";
-      continue;
-    }
-    return StoredRun{std::move(*record), key};
+    if (skipped == kMaxBaseCandidates) break;
+    auto run = read_base_run(client, location, facts, branch, key);
+    if (run) return run;
+    if (store_unreachable(run.error())) return run.error();
+    ++skipped;
+    log << "warning: s3://" << location.bucket << "/" << printable(key)
+        << " skipped: " << printable(run.error().what()) << "\n";
   }
-  return base::Error("no run of branch '" + branch + "' in s3://" +
-                         location.bucket + "/" + prefix,
-                     ENOENT);
+  std::string why = "no run of branch '" + printable(branch) + "' in s3://" +
+                    location.bucket + "/" + prefix;
+  if (skipped > 0)
+    why +=
+        " (" + std::to_string(skipped) + " record" + (skipped > 1 ? "s" : "") +
+        " skipped" +
+        (skipped < keys.size() ? ", " + std::to_string(keys.size() - skipped) +
+                                     " older ones not read"
+                               : "") +
+        ")";
+  return base::Error(why, ENOENT);
 }
 
 std::string default_store_cache(const Environment& env) {

@@ -1,17 +1,30 @@
-// The shared profile store on S3. Layout under s3://BUCKET/PREFIX/:
-//   <owner>/<repository>/runs/<commit>/<run id>.tar.zst   the folder
-//   <owner>/<repository>/refs/<ref key>/<time>-<run id>.json   its record
-// (format::StoreRecord). A record is written after its archive, one object
-// per run, so concurrent jobs never overwrite each other and a run is
-// findable only once complete. <ref key> is the branch with every byte
-// outside [A-Za-z0-9._-] written as ~XX; <time> is UTC
-// YYYYMMDDTHHMMSSmmmZ, so the newest record sorts last.
+// The shared profile store on S3. Layout under
+// s3://BUCKET/PREFIX/<owner>/<repository>/:
+//   refs/<ref key>/<run id>.json      a run of a push to a branch: its record
+//   runs/<commit>/<run id>.tar.zst      and its folder (tar + zstd)
+//   pulls/<number>/<run id>.json      a pull request's run (GitLab: a merge
+//   pulls/<number>/<run id>.tar.zst     request's, by IID)
+//   events/<event key>/<ref key>/<run id>.json      any other run (a tag,
+//   events/<event key>/<ref key>/<run id>.tar.zst   a schedule, a manual
+//                                                   run, outside CI)
+// Only refs/ holds bases: `compare --store` reads nothing else, and takes a
+// record there only when the record itself says it is a push to that
+// branch (event "push", ref refs/heads/<branch>, no pull request, archive
+// under runs/): the key alone proves nothing, as whoever writes to the
+// store chooses it. Pull requests' jobs can so be given credentials that
+// write under pulls/ only. A record (format::StoreRecord) is written after
+// its archive, one object per run, so concurrent jobs never overwrite each
+// other and a run is findable only once complete. <ref key> (and <event
+// key>) is the name with every byte outside [A-Za-z0-9._-] written as ~XX;
+// <run id> is <UTC YYYYMMDDTHHMMSSmmmZ>-<8 random hex digits>, so the newest
+// record sorts last.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "base/result.hpp"
 #include "format/format.hpp"
@@ -20,6 +33,25 @@
 #include "upload/s3.hpp"
 
 namespace runner::upload {
+
+// What a run is to the store, from its facts: a push to a branch (GitHub
+// and GitLab event "push" with ref refs/heads/<branch>), a pull or merge
+// request's run (GitHub pull_request and pull_request_target, GitLab
+// merge_request_event, or a refs/pull/ or refs/merge-requests/ ref), or
+// anything else.
+enum class RunKind { kPush, kPullRequest, kOther };
+
+struct RunPlace {
+  RunKind kind = RunKind::kOther;
+  std::string branch;         // kPush: the branch pushed to
+  uint64_t pull_request = 0;  // kPullRequest: its number
+  std::string records;        // the key prefix of its record, '/'-ended
+  std::string archives;       // the key prefix of its archive, '/'-ended
+};
+
+// Where the run of `facts` goes in the store at `location`. A pull
+// request's run whose number is unknown goes under events/.
+RunPlace run_place(const S3Location& location, const RunFacts& facts);
 
 struct StoredRun {
   format::StoreRecord record;
@@ -38,25 +70,70 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
                                              const RunFacts& facts,
                                              std::ostream& log);
 
-// The newest complete run of `branch` of the facts' repository; an error
-// with code ENOENT when there is none (the message names the prefix).
+// Why the record read from `key` is not a base for `branch` of the facts'
+// repository (empty when it is): it must be a push to refs/heads/<branch>
+// of that repository, not a pull request's, stored under that branch's
+// refs/ key with its archive under runs/, with a plain commit and run id.
+std::string base_record_problem(const format::StoreRecord& record,
+                                const std::string& key,
+                                const S3Location& location,
+                                const RunFacts& facts,
+                                const std::string& branch);
+
+// At most this many of the newest records are read by find_newest_run.
+inline constexpr size_t kMaxBaseCandidates = 100;
+
+// The newest run of a push to `branch` of the facts' repository, from the
+// refs/ records, newest first: a record that cannot be read (an HTTP error
+// such as 404 or 403, one deleted since the listing, too big, not a
+// record) or is not a base (base_record_problem) is skipped with a warning
+// on `log`; a store that does not answer ends the lookup with its error.
+// An error with code ENOENT when no record fits (the message names the
+// prefix).
 base::Result<StoredRun> find_newest_run(S3Client& client,
                                         const S3Location& location,
                                         const RunFacts& facts,
-                                        const std::string& branch);
+                                        const std::string& branch,
+                                        std::ostream& log);
+
+// What a fetched run may take on disk, whatever its record says: at most
+// max_bytes of files and max_entries files and folders, and at most
+// kMaxUnpackRatio times the archive's size (but always kRatioFloor).
+struct StoreLimits {
+  uint64_t max_bytes = uint64_t{4} << 30;
+  uint64_t max_entries = 20000;
+  // The cache keeps the least recently used runs up to this many bytes.
+  uint64_t cache_max_bytes = uint64_t{2} << 30;
+};
+inline constexpr uint64_t kMaxUnpackRatio = 1000;
+inline constexpr uint64_t kRatioFloor = uint64_t{16} << 20;
+
+// StoreLimits{} with RUNNER_STORE_MAX_UNPACK_MB, RUNNER_STORE_MAX_ENTRIES
+// and RUNNER_STORE_CACHE_MAX_MB applied (a value that is not a number is
+// warned about and ignored).
+StoreLimits store_limits_from_environment(const Environment& env);
 
 // Downloads and unpacks the run into <cache>/<run id>/ (reused when already
-// complete there); returns that folder.
-base::Result<std::string> fetch_run(S3Client& client,
-                                    const S3Location& location,
-                                    const StoredRun& run,
-                                    const std::string& cache,
-                                    std::ostream& log);
+// complete there) within `limits`; returns that folder. The cache folder
+// is created 0700 and must be ours and not a symlink; afterwards its least
+// recently used runs are removed until it fits limits.cache_max_bytes
+// (never the run returned).
+base::Result<std::string> fetch_run(
+    S3Client& client, const S3Location& location, const StoredRun& run,
+    const std::string& cache, const StoreLimits& limits, std::ostream& log);
 
 // $XDG_CACHE_HOME/runner/store, else $HOME/.cache/runner/store.
 std::string default_store_cache(const Environment& env);
 
+// A run id that is safe as a folder name: at most 128 bytes of
+// [A-Za-z0-9._-], not starting with '.'.
+bool safe_run_id(const std::string& id);
+
 // The <ref key> of a branch name.
 std::string ref_key(const std::string& branch);
+
+// `text` with every byte outside printable ASCII written as '?': for
+// what the store said, before it reaches a terminal.
+std::string printable(std::string_view text);
 
 }  // namespace runner::upload

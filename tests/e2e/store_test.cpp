@@ -5,10 +5,16 @@
 // run is found by its branch, fetched, verified and compared; a multipart
 // upload comes back byte for byte; two uploads at once for one branch are
 // both stored; a server killed mid-upload gives a clear error, a non-zero
-// exit and nothing visible under the run's keys.
+// exit and nothing visible under the run's keys. A hostile store: a pull
+// request from a fork's branch called main is never main's base, records
+// that cannot be read or are not a push's are skipped (a scripted S3
+// endpoint, tests/support/fake_s3.hpp, gives the 404 and 403), archive
+// bombs are refused within the runner's own limits, and the cache folder
+// is private and evicted.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -26,14 +33,17 @@
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/fake_s3.hpp"
 #include "tests/support/github_job.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "upload/upload.hpp"
 
 using namespace runner::testing;
 namespace fs = std::filesystem;
 namespace format = runner::format;
+namespace upload = runner::upload;
 
 namespace {
 
@@ -160,6 +170,95 @@ std::pair<int, std::string> runner_watched(
   ::waitpid(pid, &status, 0);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
           err};
+}
+
+// `env` with each "NAME=value" of `changes` in place of NAME's entry.
+std::vector<std::string> with(std::vector<std::string> env,
+                              const std::vector<std::string>& changes) {
+  for (const std::string& change : changes) {
+    const std::string name = change.substr(0, change.find('=') + 1);
+    std::erase_if(env,
+                  [&](const std::string& e) { return e.starts_with(name); });
+    env.push_back(change);
+  }
+  return env;
+}
+
+// Pull request 66 from a fork whose branch is called main (head commit
+// c…c): GitHub names the head ref "main".
+std::vector<std::string> fork_main_env(const S3rver& server,
+                                       const TempDir& dir) {
+  return with(
+      github_env(server, dir, true),
+      {"GITHUB_HEAD_REF=main", "GITHUB_REF=refs/pull/66/merge",
+       "GITHUB_REF_NAME=66/merge", "GITHUB_SHA=" + std::string(40, 'c')});
+}
+
+// A client of the store at `endpoint` with s3rver's keys.
+upload::S3Client store_client(const std::string& endpoint) {
+  auto config = upload::s3_config_from_environment(
+      {{"AWS_ACCESS_KEY_ID", "S3RVER"}, {"AWS_SECRET_ACCESS_KEY", "S3RVER"}},
+      endpoint);
+  REQUIRE(config);
+  config->retry.base_delay = std::chrono::milliseconds(5);
+  auto client = upload::S3Client::create(std::move(*config), std::cerr);
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+// `folder` packed as the store packs it, and the record of a push to main
+// naming it (run id `id`), as an attacker with write access to the store
+// could put them; `change` edits the record. Returns the record's key.
+std::string plant_run(
+    upload::S3Client& client, const std::string& folder, const std::string& id,
+    const std::function<void(format::StoreRecord&)>& change =
+        [](format::StoreRecord&) {}) {
+  auto archive = upload::pack_folder(folder, upload::ArchiveCompression::kZstd);
+  REQUIRE(archive);
+  auto digest = upload::digest_fd(archive->fd.get());
+  REQUIRE(digest);
+  format::StoreRecord r;
+  r.owner = "acme";
+  r.repository = "widgets";
+  r.branch = "main";
+  r.ref = "refs/heads/main";
+  r.commit = std::string(40, 'd');
+  r.run_id = id;
+  r.created_at = "2099-01-01T00:00:00.000Z";
+  r.event = "push";
+  r.archive_key = "ci/acme/widgets/runs/" + r.commit + "/" + id + ".tar.zst";
+  r.archive_bytes = archive->size;
+  r.archive_sha256 = digest->sha256_hex;
+  r.folder_bytes = archive->folder_bytes;
+  r.runner_version = "planted";
+  change(r);
+  REQUIRE(client.put_object("bench", r.archive_key, archive->fd.get(),
+                            archive->size, "application/zstd"));
+  const std::string key = "ci/acme/widgets/refs/main/" + id + ".json";
+  REQUIRE(client.put_text("bench", key, format::write_store_record(r),
+                          "application/json"));
+  return key;
+}
+
+// The verdict of the single benchmark in out/compare.json.
+format::Verdict verdict_in(const std::string& out) {
+  auto report = format::read_compare_report(file_text(out + "/compare.json"));
+  REQUIRE_MESSAGE(report, report.error().message());
+  REQUIRE(report->benchmarks.size() == 1);
+  return report->benchmarks[0].verdict;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The names in the store's cache folder (none when it is absent).
+std::vector<std::string> cached(const TempDir& dir) {
+  const std::string cache = dir.file("cache") + "/runner/store";
+  std::vector<std::string> names =
+      fs::exists(cache) ? list_dir(cache) : std::vector<std::string>{};
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace
@@ -291,6 +390,221 @@ TEST_SUITE("e2e") {
       CHECK(err.find("runner upload: S3 PUT part 2 of") != std::string::npos);
       CHECK(err.find("Connection refused") != std::string::npos);
       CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/").empty());
+    }
+  }
+  // A fork's pull request from its branch "main" stored a slow run; the next
+  // pull request, 4x slower than the real main, must still be a regression
+  // (taking the fork's run as main's reported it as a 20% improvement).
+  TEST_CASE("a pull request from a fork's branch main is never main's base") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      write_folder(dir.file("main"), 1000);
+      write_folder(dir.file("fork"), 5000);
+      write_folder(dir.file("head"), 4000);
+      auto up = run_runner({"upload", "--store", kStore, dir.file("main")},
+                           github_env(*server, dir, false));
+      REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+      auto fork = run_runner({"upload", "--store", kStore, dir.file("fork")},
+                             fork_main_env(*server, dir));
+      REQUIRE_MESSAGE(fork.exit_code == 0, fork.err);
+      CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/pulls/66/").size() ==
+            2);
+      CHECK(stored_keys(dir.file("s3"), "ci/acme/widgets/refs/").size() == 1);
+
+      auto cmp = run_runner(
+          {"compare", "--store", kStore, "--base", "main", dir.file("head"),
+           "--out", dir.file("out"), "--format", "json"},
+          github_env(*server, dir, true));
+      INFO(cmp.err);
+      CHECK(cmp.exit_code == 1);
+      CHECK(verdict_in(dir.file("out")) == format::Verdict::kRegression);
+      // It says which run it took: main's push, commit a…a.
+      CHECK(has(cmp.err, "runner compare: base: run "));
+      CHECK(has(cmp.err, "of a push to 'main' (commit " + std::string(40, 'a') +
+                             ", stored 20"));
+      CHECK(has(cmp.err, "from s3://bench/ci/acme/widgets/refs/main/"));
+    }
+  }
+
+  // Records under refs/main/ that are not a push's (an older runner filed
+  // pull requests' runs by their head branch) or not records at all.
+  TEST_CASE("a pull request's record and garbage under refs/main/: skipped") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      write_folder(dir.file("main"), 1000);
+      write_folder(dir.file("fork"), 5000);
+      auto up = run_runner({"upload", "--store", kStore, dir.file("main")},
+                           github_env(*server, dir, false));
+      REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+      upload::S3Client client = store_client(server->endpoint());
+      plant_run(client, dir.file("fork"), "20990101T000000000Z-00000001",
+                [](format::StoreRecord& r) {
+                  r.event = "pull_request";
+                  r.ref = "refs/pull/66/merge";
+                  r.commit = std::string(40, 'c');
+                });
+      REQUIRE(client.put_text(
+          "bench", "ci/acme/widgets/refs/main/20990102T000000000Z-0.json",
+          "{\"version\": 1, \"owner\": ", "application/json"));
+      auto cmp = run_runner({"compare", "--store", kStore, dir.file("main"),
+                             "--out", dir.file("out"), "--format", "json"},
+                            github_env(*server, dir, true));
+      INFO(cmp.err);
+      CHECK(cmp.exit_code == 0);
+      CHECK(verdict_in(dir.file("out")) == format::Verdict::kUnchanged);
+      CHECK(has(cmp.err, "20990102T000000000Z-0.json skipped: store record:"));
+      CHECK(has(cmp.err,
+                "20990101T000000000Z-00000001.json skipped: not a "
+                "base: not the run of a push (event "
+                "'pull_request')"));
+      CHECK(has(cmp.err, "(commit " + std::string(40, 'a')));
+    }
+  }
+
+  // What s3rver cannot do: a newest record listed but gone (404) and one the
+  // store refuses (403), from a scripted S3 endpoint; the real runner goes
+  // on to the next one.
+  TEST_CASE("records that answer 404 or 403 are skipped, the next is used") {
+    TempDir dir;
+    FakeS3 s3;
+    write_folder(dir.file("main"), 1000);
+    write_folder(dir.file("head"), 1000);
+    std::string good;
+    {  // the scripted server serves one connection at a time: closed after
+      upload::S3Client client = store_client(s3.endpoint());
+      good =
+          plant_run(client, dir.file("main"), "20260101T000000000Z-00000001");
+    }
+    const std::string prefix = "ci/acme/widgets/refs/main/";
+    s3.script(prefix + "20260103T000000000Z-00000003.json",
+              {404, {}, "<Error><Code>NoSuchKey</Code></Error>"});
+    s3.script(prefix + "20260102T000000000Z-00000002.json",
+              {403, {}, "<Error><Code>AccessDenied</Code></Error>"});
+    std::vector<std::string> env = github_job_env(true, "");
+    for (const std::string& e : {"AWS_ENDPOINT_URL=" + s3.endpoint(),
+                                 std::string("AWS_ACCESS_KEY_ID=k"),
+                                 std::string("AWS_SECRET_ACCESS_KEY=s"),
+                                 "XDG_CACHE_HOME=" + dir.file("cache"),
+                                 std::string("RUNNER_HTTP_RETRY_DELAY_MS=5")})
+      env.push_back(e);
+    auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                           "--out", dir.file("out"), "--format", "json"},
+                          env);
+    INFO(cmp.err);
+    CHECK(cmp.exit_code == 0);
+    CHECK(has(cmp.err, "00000003.json skipped: S3 GET"));
+    CHECK(has(cmp.err, "HTTP 404"));
+    CHECK(has(cmp.err, "00000002.json skipped: S3 GET"));
+    CHECK(has(cmp.err, "HTTP 403"));
+    CHECK(has(cmp.err, "from s3://bench/" + good));
+    CHECK(verdict_in(dir.file("out")) == format::Verdict::kUnchanged);
+  }
+
+  // A 34 KB-sized archive of a 1 GiB file whose record claims 1 GiB: the
+  // runner's ratio refuses it, and no file it writes ever passes 64 MiB
+  // (prlimit --fsize: writing past it kills the runner).
+  TEST_CASE("an archive bomb is refused within the runner's limits") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      if (::access("/usr/bin/prlimit", X_OK) != 0)
+        RUNNER_SKIP_CASE("no /usr/bin/prlimit (util-linux) to cap file sizes");
+      write_folder(dir.file("bomb"), 1000);
+      { std::ofstream(dir.file("bomb/perf.pipedata")); }
+      fs::resize_file(dir.file("bomb/perf.pipedata"), uint64_t{1} << 30);
+      upload::S3Client client = store_client(server->endpoint());
+      plant_run(client, dir.file("bomb"), "20990101T000000000Z-00000001",
+                [](format::StoreRecord& r) {
+                  REQUIRE(r.archive_bytes < (1u << 20));
+                  MESSAGE("bomb archive: " << r.archive_bytes << " bytes");
+                });
+      write_folder(dir.file("head"), 1000);
+      std::vector<std::string> argv{"/usr/bin/prlimit",
+                                    "--fsize=" + std::to_string(64u << 20),
+                                    binary("RUNNER_BIN"),
+                                    "compare",
+                                    "--store",
+                                    kStore,
+                                    dir.file("head"),
+                                    "--out",
+                                    dir.file("out")};
+      auto cmp = run_process(argv, github_env(*server, dir, true));
+      INFO(cmp.err);
+      CHECK(cmp.exit_code == 2);
+      CHECK(has(cmp.err, "runner compare: s3://bench/ci/acme/widgets/runs/"));
+      CHECK(has(cmp.err,
+                "times its size), at './perf.pipedata' "
+                "(RUNNER_STORE_MAX_UNPACK_MB and "
+                "RUNNER_STORE_MAX_ENTRIES raise the limits)"));
+      CHECK(cached(dir).empty());  // the partial folder is gone too
+    }
+  }
+
+  TEST_CASE("an archive of 25,000 tiny files is refused") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      write_folder(dir.file("many"), 1000);
+      for (int i = 0; i < 25000; ++i)
+        std::ofstream(dir.file("many/f" + std::to_string(i))) << 'x';
+      upload::S3Client client = store_client(server->endpoint());
+      plant_run(client, dir.file("many"), "20990101T000000000Z-00000001");
+      write_folder(dir.file("head"), 1000);
+      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                             "--out", dir.file("out")},
+                            github_env(*server, dir, true));
+      INFO(cmp.err);
+      CHECK(cmp.exit_code == 2);
+      CHECK(has(cmp.err,
+                "refused an archive of more than 20000 files and "
+                "folders"));
+      CHECK(cached(dir).empty());
+    }
+  }
+
+  TEST_CASE(
+      "the cache folder is private and keeps the newest runs in its cap") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      // An older runner's cache folder, open to others.
+      const std::string cache = dir.file("cache") + "/runner/store";
+      fs::create_directories(cache);
+      REQUIRE(::chmod(cache.c_str(), 0755) == 0);
+      write_folder(dir.file("head"), 1000);
+      std::vector<std::string> env = github_env(*server, dir, true);
+      env.push_back("RUNNER_STORE_CACHE_MAX_MB=1");
+      std::vector<std::string> ids;
+      for (int i = 0; i < 2; ++i) {
+        const std::string folder = dir.file("main" + std::to_string(i));
+        write_folder(folder, 1000);
+        write_blob(folder, 700u << 10);
+        auto up = run_runner({"upload", "--store", kStore, folder},
+                             github_env(*server, dir, false));
+        REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+        auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                               "--out", dir.file("out")},
+                              env);
+        REQUIRE_MESSAGE(cmp.exit_code == 0, cmp.err);
+        ids.push_back(cmp.err.substr(cmp.err.find("base: run ") + 10, 28));
+      }
+      struct stat st {};
+      REQUIRE(::lstat(cache.c_str(), &st) == 0);
+      CHECK((st.st_mode & 0777) == 0700);
+      CHECK(st.st_uid == ::geteuid());
+      // Two runs of 700 KiB do not fit 1 MiB: the older one went.
+      CHECK(ids[0] != ids[1]);
+      CHECK(cached(dir) == std::vector<std::string>{ids[1]});
+
+      // A cache folder planted as a symlink is not written through.
+      fs::create_directories(dir.file("elsewhere"));
+      fs::create_directories(dir.file("xdg2/runner"));
+      fs::create_directory_symlink(dir.file("elsewhere"),
+                                   dir.file("xdg2/runner/store"));
+      auto linked =
+          run_runner({"compare", "--store", kStore, dir.file("head"), "--out",
+                      dir.file("out")},
+                     with(env, {"XDG_CACHE_HOME=" + dir.file("xdg2")}));
+      CHECK(linked.exit_code == 2);
+      CHECK(has(linked.err, "symbolic link"));
+      CHECK(fs::is_empty(dir.file("elsewhere")));
     }
   }
 }

@@ -54,3 +54,23 @@ TEST_CASE("a record from a newer runner, or incomplete, is refused") {
   CHECK_FALSE(read_store_record("[]"));
   CHECK_FALSE(read_store_record("{"));
 }
+
+TEST_CASE("a store record names a pull request's number, or null") {
+  StoreRecord r = sample();
+  CHECK(write_store_record(r).find("\"pull_request\": null") !=
+        std::string::npos);
+  r.pull_request = 7;
+  auto back = read_store_record(write_store_record(r));
+  REQUIRE_MESSAGE(back, back.error().message());
+  CHECK(back->pull_request == std::optional<uint64_t>(7));
+  // A record of an older runner has no such member: not a pull request's.
+  std::string old = write_store_record(sample());
+  old.erase(old.find("  \"pull_request\": null,\n"), 24);
+  REQUIRE(old.find("pull_request") == std::string::npos);
+  auto read = read_store_record(old);
+  REQUIRE_MESSAGE(read, read.error().message());
+  CHECK_FALSE(read->pull_request);
+  std::string mistyped = write_store_record(sample());
+  mistyped.replace(mistyped.find("null"), 4, "\"7\"");
+  CHECK_FALSE(read_store_record(mistyped));
+}

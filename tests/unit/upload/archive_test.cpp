@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -155,8 +156,9 @@ TEST_CASE("limits, truncation and garbage") {
   small.max_total_bytes = 1000;
   auto over = unpack(dir, dir.file("big.tar"), "over", small);
   REQUIRE_FALSE(over);
-  CHECK(over.error().message().find("larger than 1000 bytes") !=
+  CHECK(over.error().message().find("more than 1000 bytes unpacked") !=
         std::string::npos);
+  CHECK(fs::file_size(dir.file("over/big")) == 0);  // nothing beyond the cap
   const std::string whole = *runner::base::read_file(dir.file("big.tar"));
   write(dir.file("cut.tar"), whole.substr(0, 700000));
   CHECK_FALSE(unpack(dir, dir.file("cut.tar"), "cut"));
@@ -167,4 +169,46 @@ TEST_CASE("limits, truncation and garbage") {
   write(dir.file("again/big"), "mine");
   CHECK_FALSE(unpack(dir, dir.file("big.tar"), "again"));
   CHECK(*runner::base::read_file(dir.file("again/big")) == "mine");
+}
+
+TEST_CASE("the runner's limits: size ratio and entries, nothing beyond them") {
+  TempDir dir;
+  // 64 MiB of zeros (a sparse file) pack to a few KiB of zstd.
+  fs::create_directories(dir.file("zeros"));
+  { std::ofstream(dir.file("zeros/z")); }
+  fs::resize_file(dir.file("zeros/z"), uint64_t{64} << 20);
+  auto packed = pack_folder(dir.file("zeros"), ArchiveCompression::kZstd);
+  REQUIRE(packed);
+  REQUIRE(packed->size < (64u << 10));
+  const std::string bomb = save(*packed, dir.file("bomb.tar.zst"));
+  UnpackLimits ratio;
+  ratio.max_ratio = 100;
+  ratio.ratio_floor = 1u << 20;
+  auto refused = unpack(dir, bomb, "ratio", ratio);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message().find("bytes unpacking to more than 1048576 "
+                                       "bytes (100 times its size)") !=
+        std::string::npos);
+  CHECK(fs::file_size(dir.file("ratio/z")) <= (1u << 20));
+  // Without a ratio, the cap alone lets it through.
+  auto unpacked = unpack(dir, bomb, "whole");
+  REQUIRE_MESSAGE(unpacked, unpacked.error().what());
+  CHECK(unpacked->bytes == (64u << 20));
+
+  for (int i = 0; i < 30; ++i)
+    write(dir.file("many/f" + std::to_string(i)), "x");
+  sh("cd " + quoted(dir.file("many")) + " && tar -cf " +
+     quoted(dir.file("many.tar")) + " f*");
+  UnpackLimits few;
+  few.max_entries = 10;
+  auto too_many = unpack(dir, dir.file("many.tar"), "few", few);
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.error().message() ==
+        "refused an archive of more than 10 files and folders");
+  size_t written = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir.file("few"))) {
+    (void)e;
+    ++written;
+  }
+  CHECK(written == 10);  // the eleventh was refused before it was written
 }
