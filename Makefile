@@ -80,7 +80,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map jitdump pipedata report \
                 compare_report store_documents unpack_archive \
-                store_listing upload_answer
+                store_listing upload_answer store_record
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \

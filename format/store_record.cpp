@@ -37,13 +37,24 @@ std::string write_store_record(const StoreRecord& r) {
 
 namespace {
 
+// A member that must be an integer >= 0 (nlohmann's get<uint64_t>() would
+// convert 1e30 or -1 with undefined behaviour).
+uint64_t unsigned_member(const Json& j, const char* name) {
+  const Json& v = j.at(name);
+  if (!v.is_number_unsigned())
+    throw std::invalid_argument(std::string(name) +
+                                " is not an integer >= 0");
+  return v.get<uint64_t>();
+}
+
 StoreRecord read_record(const Json& j) {
   StoreRecord r;
-  r.version = j.at("version").get<int>();
-  if (r.version < 1 || r.version > kStoreRecordVersion)
-    throw std::invalid_argument("version " + std::to_string(r.version) +
+  const uint64_t version = unsigned_member(j, "version");
+  if (version < 1 || version > kStoreRecordVersion)
+    throw std::invalid_argument("version " + std::to_string(version) +
                                 " is not supported (this runner reads " +
                                 std::to_string(kStoreRecordVersion) + ")");
+  r.version = static_cast<int>(version);
   r.owner = j.at("owner").get<std::string>();
   r.repository = j.at("repository").get<std::string>();
   r.branch = j.at("branch").get<std::string>();
@@ -51,16 +62,16 @@ StoreRecord read_record(const Json& j) {
   r.commit = j.at("commit").get<std::string>();
   r.run_id = j.at("run_id").get<std::string>();
   r.created_at = j.at("created_at").get<std::string>();
-  r.created_unix_ms = j.at("created_unix_ms").get<uint64_t>();
+  r.created_unix_ms = unsigned_member(j, "created_unix_ms");
   r.event = j.at("event").get<std::string>();
   if (auto it = j.find("pull_request"); it != j.end() && !it->is_null())
-    r.pull_request = it->get<uint64_t>();
+    r.pull_request = unsigned_member(j, "pull_request");
   r.ci_run_url = j.at("ci_run_url").get<std::string>();
   r.archive_key = j.at("archive_key").get<std::string>();
-  r.archive_bytes = j.at("archive_bytes").get<uint64_t>();
+  r.archive_bytes = unsigned_member(j, "archive_bytes");
   r.archive_sha256 = j.at("archive_sha256").get<std::string>();
   r.compression = j.at("compression").get<std::string>();
-  r.folder_bytes = j.at("folder_bytes").get<uint64_t>();
+  r.folder_bytes = unsigned_member(j, "folder_bytes");
   r.benchmarks = j.at("benchmarks").get<std::vector<std::string>>();
   r.runner_version = j.at("runner_version").get<std::string>();
   return r;

@@ -74,3 +74,22 @@ TEST_CASE("a store record names a pull request's number, or null") {
   mistyped.replace(mistyped.find("null"), 4, "\"7\"");
   CHECK_FALSE(read_store_record(mistyped));
 }
+
+// Found by fuzz_store_record: a number past 2^64 is a double to nlohmann,
+// and converting it to u64 was undefined behaviour.
+TEST_CASE("a size that is not an integer >= 0 is refused, not converted") {
+  const std::string text = write_store_record(sample());
+  const std::string member = "\"folder_bytes\": 4567";
+  for (const std::string value :
+       {"218446744073709551615841", "-1", "1.5", "1e30", "\"4567\""}) {
+    std::string bad = text;
+    bad.replace(bad.find(member), member.size(), "\"folder_bytes\": " + value);
+    auto refused = read_store_record(bad);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message() ==
+          "store record: folder_bytes is not an integer >= 0");
+  }
+  std::string version = text;
+  version.replace(version.find("\"version\": 1"), 12, "\"version\": 1e300");
+  CHECK_FALSE(read_store_record(version));
+}
