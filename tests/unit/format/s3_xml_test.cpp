@@ -98,7 +98,7 @@ TEST_CASE("a page of 40,000 keys without LastModified or ETag reads fast") {
   CHECK(page->objects.back().key == "refs/main/39999.json");
   CHECK(page->objects.back().last_modified.empty());
   MESSAGE("40,000 bare keys read in " << seconds << " s");
-  CHECK(seconds < 5.0);
+  CHECK(seconds < 15.0);  // quadratic reading took minutes
 }
 
 TEST_CASE("listings: DTDs, entity bombs, deep nesting and bad roots refused") {

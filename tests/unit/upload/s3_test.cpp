@@ -141,7 +141,7 @@ TEST_CASE("a 40,000-key page without LastModified or ETag lists fast") {
   auto listed = client->list("bench", "p/");
   REQUIRE(listed);
   CHECK(listed->size() == 40000);
-  CHECK(seconds_since(start) < 5.0);
+  CHECK(seconds_since(start) < 15.0);  // quadratic reading took minutes
 }
 
 TEST_CASE("keys from a listing are checked before use") {
