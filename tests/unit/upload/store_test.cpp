@@ -474,9 +474,9 @@ TEST_CASE("fetch_run: the limits are the runner's, not the record's") {
            s3.object(run.record.archive_key) + random_bytes(1u << 20, 3));
     auto fetched = fetch_run(client, kLocation, run, cache, limits, log);
     REQUIRE_FALSE(fetched);
-    CHECK(
-        contains(fetched.error().what(),
-                 "is longer than " + std::to_string(run.record.archive_bytes)));
+    CHECK(contains(fetched.error().what(),
+                   "answered more than " +
+                       std::to_string(run.record.archive_bytes) + " bytes"));
     // Refused at once, not retried.
     CHECK(s3.gets().size() == 1);
   }
