@@ -12,7 +12,8 @@
 //  - monotonic_ns: CLOCK_MONOTONIC in nanoseconds.
 //  - cpu_time_ns: the process's or the calling thread's CPU time (getrusage).
 //  - fs helpers: write a file atomically (temp name + rename).
-//  - text helpers: take_item walks a separated list ("a,b,c").
+//  - text helpers: take_item walks a separated list ("a,b,c"); the strict
+//    UTF-8 decoder; printable_text makes outside text safe to print.
 #pragma once
 
 #include "base/child_process.hpp"
