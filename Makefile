@@ -79,7 +79,8 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map jitdump pipedata report \
-                compare_report store_documents unpack_archive \
+                compare_report compare_results compare_markers \
+                store_documents unpack_archive \
                 store_listing upload_answer store_record
 fuzz: deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \

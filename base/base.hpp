@@ -14,9 +14,9 @@
 //  - fs helpers: write a file atomically (temp name + rename).
 //  - cache folders: private (0700, ours, not a symlink), evicted least
 //    recently used first to a size cap.
-//  - text helpers: take_item walks a separated list ("a,b,c");
-//    printable_text makes outside text safe to print (controls, bidi
-//    controls and invalid UTF-8 escaped).
+//  - text helpers: take_item walks a separated list ("a,b,c"); the strict
+//    UTF-8 decoder; printable_text makes outside text safe to print
+//    (controls, bidi controls and invalid UTF-8 escaped).
 #pragma once
 
 #include "base/cache_folder.hpp"

@@ -1,9 +1,11 @@
 // render_text and render_markdown: the comparison as people read it. Times
 // are per iteration in human units with 3 significant digits, changes in
-// percent with one decimal. Names come from benchmarks (hostile ones too):
-// the text replaces invalid UTF-8 and control characters, and elides names
-// wider than kNameColumns in the middle; the markdown escapes every
-// character that could start markup or end a table cell.
+// percent with one decimal. Names, URIs, folders, reasons and warnings come
+// from benchmarks and stored runs (hostile ones too): both outputs replace
+// invalid UTF-8, control characters and bidirectional controls; the text
+// elides names wider than kNameColumns in the middle; the markdown shows
+// each of them as a code span, where GitHub recognises no markup, HTML,
+// autolink, @mention or #reference.
 #include "compare/render.hpp"
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/text.hpp"
+
 namespace runner::compare {
 namespace {
 
@@ -25,8 +29,7 @@ using format::Verdict;
 // Names and functions wider than this (in terminal columns) are shortened
 // in the middle in the text: first half, "…", last half.
 constexpr size_t kNameColumns = 60;
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-constexpr std::string_view kEllipsis = "\xE2\x80\xA6";     // U+2026
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026
 
 // ---- numbers ----------------------------------------------------------------
 
@@ -114,38 +117,6 @@ std::string format_plain_percent(double fraction) {
 
 // ---- text safety ------------------------------------------------------------
 
-// One code point decoded from well-formed UTF-8 at s[at], with its length;
-// length 0 for a byte that does not start one.
-struct CodePoint {
-  char32_t value = 0;
-  size_t length = 0;
-};
-
-CodePoint decode(std::string_view s, size_t at) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(at);
-  if (lead < 0x80) return {lead, 1};
-  const size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
-                        : lead >= 0xE0 && lead <= 0xEF ? 3
-                        : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                       : 0;
-  if (length == 0 || at + length > s.size()) return {};
-  char32_t value = lead & (0x7F >> length);
-  for (size_t i = 1; i < length; ++i) {
-    if ((byte(at + i) & 0xC0) != 0x80) return {};
-    value = (value << 6) | (byte(at + i) & 0x3F);
-  }
-  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kSmallest[length] || value > 0x10FFFF ||
-      (value >= 0xD800 && value <= 0xDFFF))
-    return {};
-  return {value, length};
-}
-
-bool is_control(char32_t c) {
-  return c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0);
-}
-
 // Terminal columns of a code point: 0 for combining marks and zero-width
 // characters, 2 for East Asian wide ones and emoji, else 1.
 size_t columns(char32_t c) {
@@ -161,8 +132,8 @@ size_t columns(char32_t c) {
   return wide ? 2 : 1;
 }
 
-// The printable pieces of `s`: each code point, invalid bytes and control
-// characters as U+FFFD (tab and line breaks as a space).
+// The printable pieces of `s`: each code point, invalid bytes, control and
+// bidirectional characters as U+FFFD (tab and line breaks as a space).
 struct Piece {
   std::string_view bytes;
   size_t columns;
@@ -171,12 +142,13 @@ struct Piece {
 std::vector<Piece> printable_pieces(std::string_view s) {
   std::vector<Piece> pieces;
   for (size_t at = 0; at < s.size();) {
-    const CodePoint cp = decode(s, at);
+    const base::CodePoint cp = base::decode_utf8(s, at);
     const size_t length = cp.length == 0 ? 1 : cp.length;
     if (cp.value == '\t' || cp.value == '\n' || cp.value == '\r')
       pieces.push_back({" ", 1});
-    else if (cp.length == 0 || is_control(cp.value))
-      pieces.push_back({kReplacement, 1});
+    else if (cp.length == 0 || base::is_control_character(cp.value) ||
+             base::is_bidi_control(cp.value))
+      pieces.push_back({base::kReplacementCharacter, 1});
     else
       pieces.push_back({s.substr(at, length), columns(cp.value)});
     at += length;
@@ -214,25 +186,52 @@ size_t display_width(std::string_view s) {
   return total;
 }
 
-// Markdown inline text that shows `s` literally, in a paragraph or a table
-// cell: markup characters backslash-escaped, HTML ones as entities, line
-// breaks as spaces.
-std::string markdown_escape(std::string_view s) {
-  static constexpr std::string_view kEscaped = "\\`*_[]|~#!$";
-  std::string out;
-  for (const Piece& p : printable_pieces(s)) {
-    const char c = p.bytes.size() == 1 ? p.bytes[0] : '\0';
-    if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      if (c != '\0' && kEscaped.find(c) != std::string_view::npos) out += '\\';
-      out.append(p.bytes);
-    }
+// Where a code span goes: in a table cell, '|' ends the cell even inside
+// one unless it is escaped (GitHub takes the backslash out again).
+enum class Md { kText, kCell };
+
+// `s` shown literally in the markdown, as a code span: printable (see
+// printable_pieces), fenced by one backtick more than its longest run of
+// them, padded with a space when it starts or ends with a backtick or a
+// space (the padding is not shown). Empty for an empty `s`.
+std::string md_code(std::string_view s, Md where = Md::kText) {
+  const std::string text = printable(s);
+  if (text.empty()) return "";
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
   }
+  const std::string fence(longest + 1, '`');
+  const bool spaces_only = text.find_first_not_of(' ') == std::string::npos;
+  const bool pad = !spaces_only && (text.front() == '`' || text.back() == '`' ||
+                                    text.front() == ' ' || text.back() == ' ');
+  std::string out = fence + (pad ? " " : "");
+  for (char c : text) {
+    if (c == '|' && where == Md::kCell) out += '\\';
+    out += c;
+  }
+  return out + (pad ? " " : "") + fence;
+}
+
+// Text the runner words itself (a verdict's reason) as it is when it is
+// made only of characters that make no markup, link or reference
+// (lower-case letters, digits, spaces and . , ; : % + = ( ) < > / - '),
+// without "www." or "://"; else as a code span.
+std::string md_text(std::string_view s) {
+  static constexpr std::string_view kPlain = " .,;:%+=()<>/-'";
+  const bool plain =
+      std::all_of(s.begin(), s.end(),
+                  [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                           kPlain.find(c) != std::string_view::npos;
+                  }) &&
+      s.find("www.") == std::string_view::npos &&
+      s.find("://") == std::string_view::npos;
+  if (!plain) return md_code(s);
+  std::string out;
+  for (char c : s)
+    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
   return out;
 }
 
@@ -312,6 +311,15 @@ std::string side_description(const format::CompareSide& side) {
   std::string out;
   for (const std::string& folder : side.folders)
     out += (out.empty() ? "" : " + ") + folder;
+  return out.empty() ? "(nothing)" : out;
+}
+
+// The same in the markdown, each folder or the command a code span.
+std::string md_side_description(const format::CompareSide& side) {
+  if (!side.command.empty()) return md_code(side.command);
+  std::string out;
+  for (const std::string& folder : side.folders)
+    out += (out.empty() ? "" : " + ") + md_code(folder);
   return out.empty() ? "(nothing)" : out;
 }
 
@@ -444,7 +452,7 @@ std::string md_table(const CompareReport& report) {
   for (const BenchmarkComparison& b : report.benchmarks) {
     std::string verdict(format::verdict_name(b.verdict));
     if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
-    out += "| " + markdown_escape(display_name(b.name, b.uri)) + " | " +
+    out += "| " + md_code(display_name(b.name, b.uri), Md::kCell) + " | " +
            format_time(shown_time(b.base)) + " | " +
            format_time(shown_time(b.head)) + " | " + format_change(b) + " | " +
            verdict + " |\n";
@@ -481,7 +489,7 @@ std::string md_functions(const BenchmarkComparison& b) {
       "\n| function | base share | head share | change |\n"
       "| :-- | --: | --: | --: |\n";
   for (const format::FunctionShareChange& f : b.top_functions)
-    out += "| " + markdown_escape(f.function) + " | " +
+    out += "| " + md_code(f.function, Md::kCell) + " | " +
            format_share(f.base_share) + " | " + format_share(f.head_share) +
            " | " + format_points(f) + " |\n";
   return out;
@@ -489,15 +497,14 @@ std::string md_functions(const BenchmarkComparison& b) {
 
 std::string md_benchmark(const BenchmarkComparison& b,
                          const format::CompareSettings& settings) {
-  std::string out = "**" + markdown_escape(display_name(b.name, b.uri)) +
+  std::string out = "**" + md_code(display_name(b.name, b.uri)) +
                     "**: " + std::string(format::verdict_name(b.verdict));
-  if (!b.reason.empty()) out += ", " + markdown_escape(b.reason);
-  out += "\n\n- uri: " + markdown_escape(b.uri) +
-         "\n- change: " + format_change(b) + "\n" + md_test(b, settings) +
-         md_side("base", b.base) + md_side("head", b.head);
+  if (!b.reason.empty()) out += ", " + md_text(b.reason);
+  out += "\n\n- uri: " + md_code(b.uri) + "\n- change: " + format_change(b) +
+         "\n" + md_test(b, settings) + md_side("base", b.base) +
+         md_side("head", b.head);
   if (!b.diff_flamegraph.empty())
-    out += "- differential flamegraph: " + markdown_escape(b.diff_flamegraph) +
-           "\n";
+    out += "- differential flamegraph: " + md_code(b.diff_flamegraph) + "\n";
   return out + md_functions(b) + "\n";
 }
 
@@ -510,11 +517,11 @@ std::string md_details(const std::string& summary, const std::string& body) {
 std::string md_benchmarks(const CompareReport& report) {
   if (report.benchmarks.empty()) return "";
   const format::CompareSettings& s = report.settings;
-  std::string body =
-      "Base: " + markdown_escape(side_description(report.base)) +
-      "; head: " + markdown_escape(side_description(report.head)) + "; " +
-      format_plain_percent(s.confidence) + " confidence intervals; at least " +
-      std::to_string(s.min_rounds) + " rounds per side.\n\n";
+  std::string body = "Base: " + md_side_description(report.base) +
+                     "; head: " + md_side_description(report.head) + "; " +
+                     format_plain_percent(s.confidence) +
+                     " confidence intervals; at least " +
+                     std::to_string(s.min_rounds) + " rounds per side.\n\n";
   for (const BenchmarkComparison& b : report.benchmarks)
     body += md_benchmark(b, s);
   return md_details("Details: tests, p-values, rounds, top functions", body);
@@ -523,11 +530,11 @@ std::string md_benchmarks(const CompareReport& report) {
 std::string md_refs(const CompareReport& report) {
   std::string body;
   for (const format::BenchmarkRef& r : report.added)
-    body += "- added: " + markdown_escape(display_name(r.name, r.uri)) + " (" +
-            markdown_escape(r.uri) + ")\n";
+    body += "- added: " + md_code(display_name(r.name, r.uri)) + " (" +
+            md_code(r.uri) + ")\n";
   for (const format::BenchmarkRef& r : report.removed)
-    body += "- removed: " + markdown_escape(display_name(r.name, r.uri)) +
-            " (" + markdown_escape(r.uri) + ")\n";
+    body += "- removed: " + md_code(display_name(r.name, r.uri)) + " (" +
+            md_code(r.uri) + ")\n";
   if (body.empty()) return "";
   return md_details(
       "Added and removed benchmarks: " + added_removed_line(report), body);
@@ -537,8 +544,8 @@ std::string md_noise(const CompareReport& report) {
   if (report.noise.empty()) return "";
   std::string body = noise_advice(report) + ".\n\n";
   for (const format::NoiseEntry& n : report.noise)
-    body += "- " + markdown_escape(n.side) + ", " +
-            markdown_escape(display_name(n.name, n.uri)) + ": spread " +
+    body += "- " + md_code(n.side) + ", " +
+            md_code(display_name(n.name, n.uri)) + ": spread " +
             printf_string("%.1f%%", n.spread * 100) + ", medians " +
             medians_list(n) + "\n";
   return md_details("Run-to-run noise: spread up to " +
@@ -549,8 +556,7 @@ std::string md_noise(const CompareReport& report) {
 std::string md_warnings(const CompareReport& report) {
   if (report.warnings.empty()) return "";
   std::string body;
-  for (const std::string& w : report.warnings)
-    body += "- " + markdown_escape(w) + "\n";
+  for (const std::string& w : report.warnings) body += "- " + md_code(w) + "\n";
   return md_details("Warnings: " + std::to_string(report.warnings.size()),
                     body);
 }
@@ -583,7 +589,7 @@ std::string render_text(const CompareReport& report) {
 
 std::string render_markdown(const CompareReport& report) {
   std::string out = "**runner compare**: " + counts_line(report) + " (" +
-                    markdown_escape(method_line(report)) + ")";
+                    method_line(report) + ")";
   if (const std::string more = added_removed_line(report); !more.empty())
     out += "; " + more;
   out += "\n\n";

@@ -163,21 +163,32 @@ std::vector<std::pair<uint64_t, uint64_t>> round_intervals(
   return out;
 }
 
-// Each URI's rounds: the pairs after the previous URI's timestamp and not
-// after its own.
+// Each URI's rounds: the pairs after the previous URI's timestamp (in time
+// order) and not after its own, in arrival order. A round belongs to one
+// URI at most: the first whose span holds it (a round of no length at a
+// URI's very timestamp is that URI's, not also the next one's). One binary
+// search per round: O((URIs + rounds) log URIs).
 void assign_marker_rounds(const format::ExecutionTimestamps& ts,
                           FolderData& data) {
   auto uris = ts.uri_by_ts;
   std::stable_sort(uris.begin(), uris.end(), [](const auto& a, const auto& b) {
     return a.first < b.first;
   });
-  const auto intervals = round_intervals(ts.markers);
-  uint64_t previous = 0;
-  for (const auto& [when, uri] : uris) {
-    std::vector<uint64_t> rounds;
-    for (const auto& [start, end] : intervals)
-      if (start >= previous && end <= when) rounds.push_back(end - start);
-    previous = when;
+  std::vector<std::vector<uint64_t>> rounds_of(uris.size());
+  for (const auto& [start, end] : round_intervals(ts.markers)) {
+    // The first URI announced at or after the round's end...
+    auto it = std::lower_bound(
+        uris.begin(), uris.end(), end,
+        [](const auto& uri, uint64_t when) { return uri.first < when; });
+    if (it == uris.end()) continue;
+    // ... takes it when the round started after the URI before it.
+    const auto k = static_cast<size_t>(it - uris.begin());
+    const uint64_t previous = k == 0 ? 0 : uris[k - 1].first;
+    if (start >= previous) rounds_of[k].push_back(end - start);
+  }
+  for (size_t k = 0; k < uris.size(); ++k) {
+    const std::string& uri = uris[k].second;
+    const auto& rounds = rounds_of[k];
     if (rounds.empty() && !data.index.contains(uri)) continue;
     auto& target = data.get(uri).marker_rounds_ns;
     target.insert(target.end(), rounds.begin(), rounds.end());

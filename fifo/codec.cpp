@@ -1,47 +1,14 @@
 #include "fifo/codec.hpp"
 
 #include <string>
+#include <string_view>
 #include <type_traits>
 
+#include "base/text.hpp"
 #include "format/format.hpp"
 
 namespace runner::fifo {
 namespace {
-
-// Strict UTF-8 check (the rules of Rust's str::from_utf8): no overlong
-// forms, no surrogates, nothing above U+10FFFF. Returns the offset of the
-// first bad byte, or size() when valid.
-size_t first_invalid_utf8(std::span<const uint8_t> s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    uint8_t c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;
-      if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;
-      if (c == 0xf4) hi = 0x8f;
-    } else {
-      return i;
-    }
-    if (s.size() - i < len) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; ++k)
-      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return i;
-    i += len;
-  }
-  return s.size();
-}
 
 // The wire's reads with the protocol's errors: each field is checked for
 // room before the byte reader takes it, so the message names the field.
@@ -71,8 +38,11 @@ class Reader {
                          " declares " + std::to_string(*len) +
                          " bytes but only " + std::to_string(remaining()) +
                          " remain");
-    size_t bad = first_invalid_utf8(peek(static_cast<size_t>(*len)));
-    if (bad != *len)
+    // Strict UTF-8 (the rules of Rust's str::from_utf8).
+    const auto text = peek(static_cast<size_t>(*len));
+    const size_t bad = base::first_invalid_utf8(std::string_view(
+        reinterpret_cast<const char*>(text.data()), text.size()));
+    if (bad != std::string_view::npos)
       return base::Error("invalid UTF-8 in " + std::string(what) + " at byte " +
                          std::to_string(bad));
     auto bytes = in_.bytes(*len);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/json_checker.hpp"
+
 namespace runner::format {
 namespace {
 
@@ -440,10 +442,11 @@ std::string write_compare_report(const CompareReport& report) {
 }
 
 base::Result<CompareReport> read_compare_report(std::string_view text) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return base::Error("compare.json: not JSON");
+  auto doc =
+      parse_json_document<nlohmann::json>(text, /*replace_invalid_utf8=*/true);
+  if (!doc) return std::move(doc).error().context("compare.json");
   Problems problems;
-  CompareReport report = read_report(Object(doc, "", problems));
+  CompareReport report = read_report(Object(*doc, "", problems));
   if (problems.any()) return base::Error(problems.first());
   return report;
 }

@@ -126,7 +126,9 @@ struct CompareReport {
 std::string write_compare_report(const CompareReport& report);
 // Reads what write_compare_report wrote (summary is recomputed, not read).
 // Errors name the member: "compare.json: benchmarks[2]: verdict 'worse' is
-// not one of regression, improvement, unchanged, inconclusive".
+// not one of regression, improvement, unchanged, inconclusive"; or the
+// document: "compare.json: not JSON (at byte 9)", "compare.json: nested
+// deeper than 128 levels". Bytes that are not UTF-8 read as U+FFFD.
 base::Result<CompareReport> read_compare_report(std::string_view text);
 
 }  // namespace runner::format

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/json_checker.hpp"
+
 namespace runner::format {
 namespace {
 
@@ -119,9 +121,11 @@ std::string write_exec_targets(std::span<const ExecTarget> targets) {
 }
 
 base::Result<std::vector<ExecTarget>> read_exec_targets(std::string_view json) {
-  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return base::Error("invalid JSON (expected an array of benchmarks)");
+  auto parsed = parse_json_document<Json>(json);
+  if (!parsed)
+    return base::Error("invalid JSON (expected an array of benchmarks): " +
+                       parsed.error().message());
+  const Json& doc = *parsed;
   if (!doc.is_array()) return base::Error("expected a JSON array");
   if (doc.empty()) return base::Error("no benchmarks given");
   std::vector<ExecTarget> targets;

@@ -73,11 +73,11 @@ ExecutionTimestamps timestamps_from_json(const nlohmann::json& object,
 base::Result<std::optional<ExecutionTimestamps>> read_execution_timestamps(
     std::string_view bytes, std::vector<std::string>& warnings) {
   const std::string file(ProfileLayout::kExecutionTimestamps);
-  nlohmann::json doc = nlohmann::json::from_msgpack(bytes, true, false);
-  if (doc.is_discarded()) return base::Error(file + " is corrupt");
-  if (!doc.is_object()) return std::optional<ExecutionTimestamps>();
+  auto doc = parse_msgpack_document(bytes);
+  if (!doc) return base::Error(file + " is corrupt: " + doc.error().what());
+  if (!doc->is_object()) return std::optional<ExecutionTimestamps>();
   JsonChecker check(file);
-  ExecutionTimestamps timestamps = timestamps_from_json(doc, check);
+  ExecutionTimestamps timestamps = timestamps_from_json(*doc, check);
   for (auto& w : check.take_warnings()) warnings.push_back(std::move(w));
   return std::optional<ExecutionTimestamps>(std::move(timestamps));
 }

@@ -34,9 +34,10 @@ struct ExecutionTimestamps {
 
 std::string write_execution_timestamps(const ExecutionTimestamps& timestamps);
 
-// The lists of a decoded document. Error: the bytes are not msgpack
-// ("ExecutionTimestamps.msgpack is corrupt"); std::nullopt: msgpack, but not
-// a map (nothing to read). Malformed entries are skipped and noted in
+// The lists of a decoded document. Error: the bytes are not msgpack, or
+// nest deeper than kMaxDocumentDepth ("ExecutionTimestamps.msgpack is
+// corrupt: nested deeper than 128 levels"); std::nullopt: msgpack, but not a
+// map (nothing to read). Malformed entries are skipped and noted in
 // `warnings` ("ExecutionTimestamps.msgpack: markers[2]: ...: ignored").
 base::Result<std::optional<ExecutionTimestamps>> read_execution_timestamps(
     std::string_view bytes, std::vector<std::string>& warnings);

@@ -5,6 +5,133 @@
 #include <climits>
 
 namespace runner::format {
+namespace {
+
+// nlohmann's SAX events passed on to one of its DOM builders (`Builder`),
+// except a container deeper than kMaxDocumentDepth: parsing stops there,
+// before the builder grows it (and before nlohmann's msgpack reader
+// recurses into it).
+template <typename Json, typename Builder>
+class DepthLimited {
+ public:
+  using number_integer_t = typename Json::number_integer_t;
+  using number_unsigned_t = typename Json::number_unsigned_t;
+  using number_float_t = typename Json::number_float_t;
+  using string_t = typename Json::string_t;
+  using binary_t = typename Json::binary_t;
+
+  explicit DepthLimited(Builder& builder) : builder_(builder) {}
+
+  bool null() { return builder_.null(); }
+  bool boolean(bool v) { return builder_.boolean(v); }
+  bool number_integer(number_integer_t v) { return builder_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) {
+    return builder_.number_unsigned(v);
+  }
+  bool number_float(number_float_t v, const string_t& text) {
+    return builder_.number_float(v, text);
+  }
+  bool string(string_t& v) { return builder_.string(v); }
+  bool binary(binary_t& v) { return builder_.binary(v); }
+  bool key(string_t& v) { return builder_.key(v); }
+  bool start_object(std::size_t n) {
+    return enter() && builder_.start_object(n);
+  }
+  bool end_object() {
+    --depth_;
+    return builder_.end_object();
+  }
+  bool start_array(std::size_t n) { return enter() && builder_.start_array(n); }
+  bool end_array() {
+    --depth_;
+    return builder_.end_array();
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t position, const std::string& token,
+                   const Exception& e) {
+    error_position_ = position;
+    return builder_.parse_error(position, token, e);
+  }
+
+  bool too_deep() const { return too_deep_; }
+  std::size_t error_position() const { return error_position_; }
+
+ private:
+  bool enter() {
+    if (depth_ == kMaxDocumentDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    ++depth_;
+    return true;
+  }
+
+  Builder& builder_;
+  std::size_t depth_ = 0, error_position_ = 0;
+  bool too_deep_ = false;
+};
+
+// Runs the parser of `input_format` over `input` into `builder`, which
+// builds `result`; `what` names the format in the error.
+template <typename Json, typename Builder>
+base::Result<Json> parse_bounded(std::string_view input,
+                                 nlohmann::json::input_format_t input_format,
+                                 Builder& builder, Json& result,
+                                 const char* what) {
+  DepthLimited<Json, Builder> sax(builder);
+  bool ok = false;
+  try {
+    ok = Json::sax_parse(input, &sax, input_format, /*strict=*/true);
+  } catch (const nlohmann::json::exception&) {
+    ok = false;  // a size the DOM cannot hold
+  }
+  if (sax.too_deep())
+    return base::Error("nested deeper than " +
+                       std::to_string(kMaxDocumentDepth) + " levels");
+  if (!ok || builder.is_errored())
+    return base::Error(std::string("not ") + what + " (at byte " +
+                       std::to_string(sax.error_position()) + ")");
+  return std::move(result);
+}
+
+}  // namespace
+
+template <typename Json>
+base::Result<Json> parse_json_document(
+    std::string_view text, bool replace_invalid_utf8,
+    typename Json::parser_callback_t callback) {
+  std::string replaced;
+  if (replace_invalid_utf8 &&
+      base::first_invalid_utf8(text) != std::string_view::npos) {
+    replaced = base::replace_invalid_utf8(text);
+    text = replaced;
+  }
+  Json result;
+  constexpr auto kJson = nlohmann::json::input_format_t::json;
+  if (!callback) {
+    nlohmann::detail::json_sax_dom_parser<Json> builder(result, false);
+    return parse_bounded(text, kJson, builder, result, "JSON");
+  }
+  nlohmann::detail::json_sax_dom_callback_parser<Json> builder(
+      result, std::move(callback), false);
+  auto parsed = parse_bounded(text, kJson, builder, result, "JSON");
+  // As nlohmann::json::parse: a top-level value the callback dropped.
+  if (parsed && parsed->is_discarded()) *parsed = nullptr;
+  return parsed;
+}
+
+template base::Result<nlohmann::json> parse_json_document<nlohmann::json>(
+    std::string_view, bool, nlohmann::json::parser_callback_t);
+template base::Result<nlohmann::ordered_json>
+parse_json_document<nlohmann::ordered_json>(
+    std::string_view, bool, nlohmann::ordered_json::parser_callback_t);
+
+base::Result<nlohmann::json> parse_msgpack_document(std::string_view bytes) {
+  nlohmann::json result;
+  nlohmann::detail::json_sax_dom_parser<nlohmann::json> builder(result, false);
+  return parse_bounded(bytes, nlohmann::json::input_format_t::msgpack, builder,
+                       result, "msgpack");
+}
 
 uint64_t json_u64(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();

@@ -3,18 +3,43 @@
 // warning per top-level key names the file, the key path of the first one
 // and how many there were (a hostile file cannot flood the output):
 //   "perf.metadata: runner.tracked_pids[0]: expected a pid, got -1: ignored"
-// Internal to format/ (the document readers share it).
+// Internal to format/ (the document readers share it), with the one bounded
+// parser of JSON and msgpack documents they all use.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "base/base.hpp"
+
 namespace runner::format {
+
+// No document of the project nests deeper than a few levels: one that goes
+// past this is refused while it is parsed, before the containers below are
+// built (a file of nested '[' would otherwise cost ~40 bytes of memory per
+// byte, and nlohmann's msgpack reader recurses once per level).
+inline constexpr size_t kMaxDocumentDepth = 128;
+
+// The JSON document in `text`. Error: "nested deeper than 128 levels", or
+// "not JSON (<where the syntax broke>)". With replace_invalid_utf8, bytes
+// that are not UTF-8 (they can only be inside strings) read as U+FFFD
+// instead of refusing the document. `callback`, when set, is nlohmann's
+// parser callback (its `false` drops a value); a top-level value it drops
+// reads as null.
+template <typename Json>
+base::Result<Json> parse_json_document(
+    std::string_view text, bool replace_invalid_utf8 = false,
+    typename Json::parser_callback_t callback = nullptr);
+
+// The msgpack document in `bytes`, bounded the same way. Error: "nested
+// deeper than 128 levels", or "not msgpack (<where it broke>)".
+base::Result<nlohmann::json> parse_msgpack_document(std::string_view bytes);
 
 // An integer as u64: negative ones wrap (as load biases may); 0 otherwise.
 uint64_t json_u64(const nlohmann::json& v);

@@ -285,10 +285,12 @@ std::string drop_json_members(std::string_view t,
   return out;
 }
 
-// The document, without the debug-info members unless asked for; discarded
-// when it does not parse.
-nlohmann::json parse_document(std::string_view text, bool debug_info) {
-  if (debug_info) return nlohmann::json::parse(text, nullptr, false);
+// The document, without the debug-info members unless asked for. Bytes that
+// are not UTF-8 read as U+FFFD.
+base::Result<nlohmann::json> parse_document(std::string_view text,
+                                            bool debug_info) {
+  constexpr bool kReplace = true;
+  if (debug_info) return parse_json_document<nlohmann::json>(text, kReplace);
   // The report needs no per-symbol debug info (the largest part of the
   // file): drop it while parsing instead of building it.
   nlohmann::json::parser_callback_t skip_debug_info =
@@ -299,11 +301,11 @@ nlohmann::json parse_document(std::string_view text, bool debug_info) {
       };
   // Cutting the members out before parsing saves lexing them at all; the
   // callback still drops them if the cut did not apply.
-  nlohmann::json meta = nlohmann::json::parse(
-      drop_json_members(text, {kDebugInfo, kDebugInfoByPid}), skip_debug_info,
-      false);
-  if (meta.is_discarded())
-    meta = nlohmann::json::parse(text, skip_debug_info, false);
+  auto meta = parse_json_document<nlohmann::json>(
+      drop_json_members(text, {kDebugInfo, kDebugInfoByPid}), kReplace,
+      skip_debug_info);
+  if (!meta)
+    meta = parse_json_document<nlohmann::json>(text, kReplace, skip_debug_info);
   return meta;
 }
 
@@ -647,9 +649,12 @@ std::string write_perf_metadata(const PerfMetadata& m) {
 base::Result<PerfMetadataRead> read_perf_metadata(
     std::string_view text, PerfMetadataReadOptions options) {
   const std::string file(ProfileLayout::kMetadata);
-  const nlohmann::json meta = parse_document(text, options.debug_info);
-  if (meta.is_discarded() || !meta.is_object())
-    return base::Error(file + " is not valid JSON");
+  auto parsed = parse_document(text, options.debug_info);
+  if (!parsed)
+    return base::Error(file +
+                       " is not valid JSON: " + parsed.error().message());
+  const nlohmann::json& meta = *parsed;
+  if (!meta.is_object()) return base::Error(file + " is not a JSON object");
   PerfMetadataRead out;
   JsonChecker check(file);
   out.metadata.mapped_process_module_symbols = read_symbols_refs(meta, check);

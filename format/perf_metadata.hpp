@@ -149,7 +149,9 @@ struct PerfMetadataReadOptions {
 };
 
 // Error when the text is not a JSON object ("perf.metadata is not valid
-// JSON"); otherwise every well-formed value is read and each malformed one
+// JSON: not JSON (at byte 12)", "...: nested deeper than 128 levels",
+// "perf.metadata is not a JSON object"); bytes that are not UTF-8 read as
+// U+FFFD. Otherwise every well-formed value is read and each malformed one
 // is skipped and noted (the members the report uses) or skipped silently
 // (the others).
 base::Result<PerfMetadataRead> read_perf_metadata(

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/json_checker.hpp"
+
 namespace runner::format {
 namespace {
 
@@ -179,8 +181,12 @@ std::string write_walltime_results(
 }
 
 base::Result<WalltimeResults> read_walltime_results(std::string_view text) {
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return base::Error("not JSON");
+  // Invalid UTF-8 in a name is read as U+FFFD: one odd byte does not make
+  // the whole file unreadable.
+  auto parsed =
+      parse_json_document<nlohmann::json>(text, /*replace_invalid_utf8=*/true);
+  if (!parsed) return std::move(parsed).error();
+  const nlohmann::json& doc = *parsed;
   if (!doc.is_object() || !doc.contains("benchmarks") ||
       !doc["benchmarks"].is_array() || !doc.contains("creator") ||
       !doc.contains("instrument"))

@@ -64,12 +64,14 @@ struct WalltimeResults {
 std::string write_walltime_results(const Creator& creator,
                                    std::span<const BenchmarkResult> benchmarks);
 
-// Errors name what is wrong: "not JSON", "missing creator/instrument/
+// Errors name what is wrong: "not JSON (at byte 7)", "nested deeper than
+// 128 levels", "missing creator/instrument/
 // benchmarks", "a benchmark is not an object", "benchmark without string
 // 'uri'", "benchmark without 'config' object", "stats without number
 // 'q1_ns'", "stats without unsigned 'rounds'", "benchmark's
 // 'iters_per_round' is not an array of unsigned integers", ... creator and
 // instrument must be present; their members are read when well-typed.
+// Bytes that are not UTF-8 (in a name, a URI) read as U+FFFD.
 base::Result<WalltimeResults> read_walltime_results(std::string_view text);
 
 }  // namespace runner::format

@@ -11,7 +11,9 @@
 // HEADER_TRACING_DATA / AUXTRACE payloads are skipped. PERF_RECORD_COMPRESSED
 // (perf record -z, runner --compress) is read transparently: the records
 // decoded from it are delivered like the file's own, and a corrupt or
-// truncated compressed stream is an Error naming the record's offset.
+// truncated compressed stream, or one that decodes to more than 2048 times
+// its compressed size (a decompression bomb: RecordInflater's budget), is
+// an Error naming the record's offset, after every record decoded before.
 #pragma once
 
 #include <linux/perf_event.h>

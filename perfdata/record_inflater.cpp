@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -60,8 +61,14 @@ void RecordInflater::compact() {
 base::Status RecordInflater::inflate(std::span<const uint8_t> payload) {
   if (auto st = prepare(); !st) return st;
   compact();
-  // One byte of room beyond mmap_len tells "exactly mmap_len" from "more".
-  ZSTD_outBuffer out{buf_.get() + end_, mmap_len_ + 1, 0};
+  compressed_bytes_ += payload.size();
+  const uint64_t budget = std::max(kMaxRatio * compressed_bytes_, kBudgetFloor);
+  const uint64_t left = budget - std::min(budget, decompressed_bytes_);
+  const bool bounded_by_budget = left < mmap_len_;
+  const size_t limit =
+      bounded_by_budget ? static_cast<size_t>(left) : mmap_len_;
+  // One byte of room beyond the limit tells "exactly the limit" from "more".
+  ZSTD_outBuffer out{buf_.get() + end_, limit + 1, 0};
   ZSTD_inBuffer in{payload.data(), payload.size(), 0};
   while (in.pos < in.size) {
     const size_t in_before = in.pos, out_before = out.pos;
@@ -69,7 +76,16 @@ base::Status RecordInflater::inflate(std::span<const uint8_t> payload) {
     if (ZSTD_isError(ret))
       return base::Error(std::string("corrupt zstd data: ") +
                          ZSTD_getErrorName(ret));
-    if (out.pos > mmap_len_)
+    if (out.pos > limit && bounded_by_budget)
+      return base::Error("decodes past the budget of " +
+                         std::to_string(budget) + " bytes (" +
+                         std::to_string(kMaxRatio) + " times the " +
+                         std::to_string(compressed_bytes_) +
+                         " compressed bytes read so far, at least " +
+                         std::to_string(kBudgetFloor) + "; " +
+                         std::to_string(decompressed_bytes_) +
+                         " decoded before this record): a decompression bomb?");
+    if (out.pos > limit)
       return base::Error("decodes to more than the " +
                          std::to_string(mmap_len_) +
                          " bytes of HEADER_COMPRESSED mmap_len");

@@ -8,12 +8,6 @@
 namespace runner::report {
 namespace {
 
-bool in_rounds(const Window& w, uint64_t time) {
-  for (const auto& [start, end] : w.rounds)
-    if (time >= start && time <= end) return true;
-  return false;
-}
-
 struct NameCount {
   uint64_t samples = 0;
   uint32_t first_id = UINT32_MAX;
@@ -90,7 +84,10 @@ std::vector<FoldedStack> folded(const StackCounts& stacks,
 
 Attribution::Attribution(const ProfileFolder& folder) : folder_(folder) {
   std::map<std::string, size_t> by_name;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
   for (const Window& w : folder.windows()) {
+    spans.emplace_back(w.start, w.end);
+    rounds_.emplace_back(w.rounds);
     auto [it, added] = by_name.emplace(w.name, benches_.size());
     if (added) {
       benches_.push_back(Bench{});
@@ -99,17 +96,14 @@ Attribution::Attribution(const ProfileFolder& folder) : folder_(folder) {
     }
     bench_of_window_.push_back(it->second);
   }
+  windows_ = IntervalIndex(spans);
 }
 
 const Window* Attribution::window_at(uint64_t time, size_t* index) const {
-  const auto& windows = folder_.windows();
-  for (size_t i = 0; i < windows.size(); ++i) {
-    if (time >= windows[i].start && time <= windows[i].end) {
-      *index = i;
-      return &windows[i];
-    }
-  }
-  return nullptr;
+  const size_t i = windows_.find(time);
+  if (i == IntervalIndex::kNone) return nullptr;
+  *index = i;
+  return &folder_.windows()[i];
 }
 
 Attribution::Target Attribution::target(
@@ -125,7 +119,8 @@ Attribution::Target Attribution::target(
   }
   t.verdict = Verdict::kBenchmark;
   t.benchmark = bench_of_window_[index];
-  t.proper = window->rounds.empty() || in_rounds(*window, sample.time);
+  t.proper = window->rounds.empty() ||
+             rounds_[index].find(sample.time) != IntervalIndex::kNone;
   return t;
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "report/interval_index.hpp"
 #include "report/output.hpp"
 #include "report/profile_folder.hpp"
 #include "report/symbolizer.hpp"
@@ -63,6 +64,9 @@ class Attribution {
   const ProfileFolder& folder_;
   std::vector<Bench> benches_;
   std::vector<size_t> bench_of_window_;
+  // The first window holding a time; per window, whether a round does.
+  IntervalIndex windows_;
+  std::vector<IntervalIndex> rounds_;
 };
 
 }  // namespace runner::report

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "base/text.hpp"
 #include "report/flamegraph_svg.hpp"
 
 namespace runner::report {
@@ -55,22 +56,8 @@ std::string color_for(const std::string& name) {
 // when the bytes there are not one (XML would reject them). Noncharacters
 // U+FFFE and U+FFFF, which XML 1.0 does not allow either, count as invalid.
 size_t utf8_sequence(const std::string& s, size_t at) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char b = byte(at);
-  if (b < 0x80) return 1;
-  const size_t n = b >= 0xC2 && b <= 0xDF   ? 2
-                   : b >= 0xE0 && b <= 0xEF ? 3
-                   : b >= 0xF0 && b <= 0xF4 ? 4
-                                            : 0;
-  if (n == 0 || at + n > s.size()) return 0;
-  for (size_t i = 1; i < n; ++i)
-    if ((byte(at + i) & 0xC0) != 0x80) return 0;
-  const unsigned char b1 = byte(at + 1);
-  const bool overlong = (b == 0xE0 && b1 < 0xA0) || (b == 0xF0 && b1 < 0x90);
-  const bool surrogate = b == 0xED && b1 >= 0xA0;
-  const bool too_big = b == 0xF4 && b1 >= 0x90;
-  const bool nonchar = b == 0xEF && b1 == 0xBF && byte(at + 2) >= 0xBE;
-  return overlong || surrogate || too_big || nonchar ? 0 : n;
+  const base::CodePoint cp = base::decode_utf8(s, at);
+  return cp.value == 0xFFFE || cp.value == 0xFFFF ? 0 : cp.length;
 }
 
 // The label of a frame whose text may take `room` pixels: the whole name

@@ -86,14 +86,17 @@ std::vector<Window> windows_of(const format::ExecutionTimestamps& timestamps) {
       has_round_start = false;
     }
   }
+  // A window's URI is the first announced (in list order) at or after its
+  // end: the first whose running maximum of timestamps reaches the end.
+  std::vector<uint64_t> latest;
+  for (const auto& [ts, uri] : timestamps.uri_by_ts)
+    latest.push_back(latest.empty() ? ts : std::max(latest.back(), ts));
   for (size_t i = 0; i < windows.size(); ++i) {
     Window& w = windows[i];
-    for (const auto& [ts, uri] : timestamps.uri_by_ts) {
-      if (w.end != UINT64_MAX && ts >= w.end) {
-        w.uri = uri;
-        break;
-      }
-    }
+    auto it = std::lower_bound(latest.begin(), latest.end(), w.end);
+    if (w.end != UINT64_MAX && it != latest.end())
+      w.uri =
+          timestamps.uri_by_ts[static_cast<size_t>(it - latest.begin())].second;
     if (w.uri.empty()) {
       w.name = "window " + std::to_string(i + 1) +
                (w.end == UINT64_MAX ? " (never stopped)" : " (no URI)");

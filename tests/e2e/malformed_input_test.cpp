@@ -1,7 +1,9 @@
 // Hostile input through the real `runner` binary: `runner report` on a
 // full disk and on a profile folder with wrong JSON types or a URI that is
-// not UTF-8; `runner exec` on a runner.yml nested 20 000 levels deep or
-// starting with a byte order mark. The profile folder is the fixture of
+// not UTF-8; `runner report` and `runner compare` on an
+// ExecutionTimestamps.msgpack nested 100,000 levels deep; `runner exec` on
+// a runner.yml nested 20 000 levels deep or starting with a byte order
+// mark. The profile folder is the fixture of
 // tests/fuzz/ (report_folder/ plus the perf.pipedata of the same real run).
 #include <sched.h>
 #include <sys/mount.h>
@@ -132,6 +134,38 @@ TEST_SUITE("e2e") {
     auto summary = read_json_file(folder + "/report/summary.json");
     CHECK(summary["benchmarks"][0]["uri"] ==
           uri.substr(0, uri.size() - 1) + "\xEF\xBF\xBD");
+  }
+
+  TEST_CASE("report and compare on a msgpack nested 100,000 deep: no crash") {
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    copy_fixture(folder);
+    // 100 KB: fixarray(1) 100,000 times around a nil.
+    REQUIRE(
+        runner::base::write_file_atomic(folder + "/ExecutionTimestamps.msgpack",
+                                        std::string(100'000, '\x91') + '\xc0'));
+    const std::string why =
+        "ExecutionTimestamps.msgpack is corrupt: nested deeper than 128 "
+        "levels";
+
+    // report: the copy of the timestamps in perf.metadata is used instead;
+    // the fixture's has none, so no sample is in a benchmark window.
+    auto r = runner_report(folder);
+    INFO(r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("runner report: warning: " + why +
+                     ": using the copy in perf.metadata") != std::string::npos);
+    CHECK(r.err.find("runner report: nothing to report in " + folder +
+                     ": no sample in a benchmark window") != std::string::npos);
+
+    // compare: the folder has no results, and its markers cannot be read.
+    auto c = run_process({binary("RUNNER_BIN"), "compare", folder, folder});
+    INFO(c.err);
+    CHECK(c.exit_code == 2);
+    CHECK(c.err.find("runner compare: base folder '" + folder +
+                     "': no results") != std::string::npos);
+    CHECK(c.err.find(why + ": markers not used") != std::string::npos);
+    CHECK(c.out.empty());
   }
 
   TEST_CASE("runner exec refuses a runner.yml nested 20 000 levels deep") {

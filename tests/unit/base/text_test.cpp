@@ -24,6 +24,42 @@ TEST_SUITE("base") {
   }
 }
 
+TEST_SUITE("base") {
+  using runner::base::decode_utf8;
+  using runner::base::first_invalid_utf8;
+  using runner::base::replace_invalid_utf8;
+  constexpr auto npos = std::string_view::npos;
+
+  TEST_CASE("decode_utf8: code points of every length, strictly") {
+    CHECK(decode_utf8("A", 0).value == U'A');
+    CHECK(decode_utf8("A", 0).length == 1);
+    CHECK(decode_utf8("\xC3\xBC", 0).value == U'\u00FC');
+    CHECK(decode_utf8("\xE6\x97\xA5", 0).value == U'\u65E5');
+    CHECK(decode_utf8("\xF0\x9F\x98\x80", 0).value == U'\U0001F600');
+    CHECK(decode_utf8("\xF0\x9F\x98\x80", 0).length == 4);
+    // Not well-formed: length 0.
+    for (std::string_view bad :
+         {"\x80", "\xC0\xAF", "\xC1\xBF", "\xE0\x80\xAF", "\xED\xA0\x80",
+          "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",
+          "\xC3", "\xE6\x97", "\xC3\x28"})
+      CHECK_MESSAGE(decode_utf8(bad, 0).length == 0, bad);
+    CHECK(decode_utf8("", 0).length == 0);
+    CHECK(decode_utf8("ab", 2).length == 0);  // past the end
+  }
+
+  TEST_CASE("first_invalid_utf8 and replace_invalid_utf8") {
+    CHECK(first_invalid_utf8("plain \xC3\xBC\xE6\x97\xA5") == npos);
+    CHECK(first_invalid_utf8("ab\xFF"
+                             "c") == 2);
+    CHECK(first_invalid_utf8("\xE6\x97") == 0);  // cut by the end
+    CHECK(replace_invalid_utf8("fib\xFF") == "fib\xEF\xBF\xBD");
+    // Each bad byte is one U+FFFD; good sequences around them are kept.
+    CHECK(replace_invalid_utf8("\xC3\xBC\x80\x80\xE6\x97") ==
+          "\xC3\xBC\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+    CHECK(replace_invalid_utf8("ok") == "ok");
+  }
+}
+
 using runner::base::is_printable_text;
 using runner::base::printable_text;
 

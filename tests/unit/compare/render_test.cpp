@@ -48,16 +48,20 @@ std::vector<std::string> table_lines(const std::string& markdown) {
   return table;
 }
 
-// Cell separators of a table line: '|' not escaped by a backslash.
+// Cell separators of a table line as GFM splits it: every '|' that does not
+// follow a backslash (even one inside a code span, even after "\\").
 size_t unescaped_pipes(const std::string& line) {
   size_t pipes = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\\')
-      ++i;
-    else if (line[i] == '|')
-      ++pipes;
-  }
+  for (size_t i = 0; i < line.size(); ++i)
+    if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++pipes;
   return pipes;
+}
+
+// `html` without its <code>...</code> elements.
+std::string outside_code(std::string html) {
+  for (size_t at; (at = html.find("<code>")) != std::string::npos;)
+    html.erase(at, html.find("</code>", at) + 7 - at);
+  return html;
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -83,6 +87,12 @@ BenchmarkComparison named(std::string name, Verdict verdict,
 const std::string kHostile =
     "a|b <script>x</script> *s* _u_ [l](u) `c` $m$ ~t~ #h \\| &amp;\n| x | y |"
     "\x1b[31m\xFF";
+// A name that tries to notify people, link somewhere, reference an issue
+// or show as another name (U+202E reverses what follows it).
+const std::string kMentions =
+    "@octocat @org/team #123 GH-7 www.evil.example https://evil.example/x "
+    "mail@evil.example ``code`` \xE2\x80\xAE"
+    "fed";
 
 }  // namespace
 
@@ -101,16 +111,16 @@ TEST_CASE("markdown: one summary line, one table, one row per benchmark") {
   CHECK(table[2].find("**regression**") != std::string::npos);
   CHECK(table[3].find("| improvement |") != std::string::npos);
   CHECK(table[6].find("| inconclusive |") != std::string::npos);
-  CHECK(table[2].starts_with("| parse \\| json (\xC3\xBCn"));
+  CHECK(table[2].starts_with("| `parse \\| json (\xC3\xBCn"));
   CHECK(table[2].find("| +10.2% [+9.1%, +11.3%] |") != std::string::npos);
   // Everything else is collapsed, each <details> closed.
   CHECK(count(md, "<details>") == 4);
   CHECK(count(md, "</details>") == 4);
   CHECK(md.find("emoji") == std::string::npos);
-  CHECK(md.find("| json::parse\\_value(char const\\*&amp;) | 12.0% | 22.5% | "
+  CHECK(md.find("| `json::parse_value(char const*&)` | 12.0% | 22.5% | "
                 "+10.5 pts |") != std::string::npos);
   CHECK(md.find("p = 0.0012 after Holm (0.0004 before)") != std::string::npos);
-  CHECK(md.find("- differential flamegraph: parse\\_json.diff.svg") !=
+  CHECK(md.find("- differential flamegraph: `parse_json.diff.svg`") !=
         std::string::npos);
   CHECK(md.find("run-to-run spread up to 3.1%: a threshold above that avoids "
                 "false alarms") != std::string::npos);
@@ -126,13 +136,87 @@ TEST_CASE("markdown: a hostile name stays inside its cell") {
   const auto table = table_lines(md);
   REQUIRE(table.size() == 4);
   CHECK(unescaped_pipes(table[2]) == 6);
+  // A code span fenced by two backticks ("`c`" is inside), '|' escaped.
   CHECK(table[2] ==
-        "| a\\|b &lt;script&gt;x&lt;/script&gt; \\*s\\* \\_u\\_ \\[l\\](u) "
-        "\\`c\\` \\$m\\$ \\~t\\~ \\#h \\\\\\| &amp;amp; \\| x \\| y \\|"
-        "\xEF\xBF\xBD\\[31m\xEF\xBF\xBD | 5.00 ns | 5.00 ns | n/a | "
-        "**regression** |");
+        "| ``a\\|b <script>x</script> *s* _u_ [l](u) `c` $m$ ~t~ #h \\\\| "
+        "&amp; \\| x \\| y \\|\xEF\xBF\xBD[31m\xEF\xBF\xBD`` | 5.00 ns | "
+        "5.00 ns | n/a | **regression** |");
   CHECK(md.find('\x1b') == std::string::npos);
-  CHECK(md.find("<script>") == std::string::npos);
+  // The name is text inside code spans only (cmark-gfm below renders it).
+  CHECK(md.find("- added: ``a|b <script>") != std::string::npos);
+  CHECK(md.find("- ``a|b <script>") != std::string::npos);  // the warning
+}
+
+TEST_CASE("markdown: names, folders, reasons and warnings are code spans") {
+  CompareReport report;
+  report.base.folders = {kMentions, "plain"};
+  report.head.command = kMentions;
+  report.benchmarks = {named(kMentions, Verdict::kInconclusive, 5.0)};
+  report.benchmarks[0].reason = kMentions;
+  report.benchmarks[0].diff_flamegraph = kMentions;
+  report.benchmarks[0].top_functions = {{kMentions, 0.5, 0.25}};
+  report.added = {{kMentions, kMentions}};
+  report.noise = {{"base", kMentions, kMentions, {1, 2}, 0.1}};
+  report.warnings = {kMentions};
+  const std::string md = render_markdown(report);
+  // Outside the code spans (between backtick fences) nothing of the name.
+  std::string outside;
+  for (size_t at = 0; at < md.size();) {
+    if (md[at] != '`') {
+      outside += md[at++];
+      continue;
+    }
+    const size_t fence = md.find_first_not_of('`', at) - at;
+    const std::string ticks(fence, '`');
+    size_t end = md.find(ticks, at + fence);
+    while (end != std::string::npos && end + fence < md.size() &&
+           md[end + fence] == '`')
+      end = md.find(ticks, md.find_first_not_of('`', end));
+    REQUIRE(end != std::string::npos);
+    at = end + fence;
+  }
+  for (const char* part : {"@", "#1", "GH-", "www.", "http", "evil", "fed"})
+    CHECK_MESSAGE(outside.find(part) == std::string::npos, part, outside);
+  // U+202E never reaches the document; ``code`` gets a longer fence.
+  CHECK(md.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK(md.find("```@octocat @org/team #123 GH-7 www.evil.example "
+                "https://evil.example/x mail@evil.example ``code`` "
+                "\xEF\xBF\xBD"
+                "fed```") != std::string::npos);
+  CHECK(md.find("Base: ```@octocat") != std::string::npos);
+  CHECK(md.find("``` + `plain`; head: ```@octocat") != std::string::npos);
+}
+
+TEST_CASE("markdown: reasons worded by the runner stay text") {
+  CompareReport report;
+  report.benchmarks = {named("a", Verdict::kUnchanged, 1.0),
+                       named("b", Verdict::kInconclusive, 1.0),
+                       named("c", Verdict::kInconclusive, 1.0),
+                       named("d", Verdict::kInconclusive, 1.0)};
+  report.benchmarks[0].reason = "p = 0.41 >= 0.05";
+  report.benchmarks[1].reason = "see www.example.com";
+  report.benchmarks[2].reason = "ask @octocat";
+  report.benchmarks[3].reason = "see http://x/y";
+  const std::string md = render_markdown(report);
+  CHECK(md.find("**`a`**: unchanged, p = 0.41 &gt;= 0.05\n") !=
+        std::string::npos);
+  CHECK(md.find("**`b`**: inconclusive, `see www.example.com`\n") !=
+        std::string::npos);
+  CHECK(md.find("**`c`**: inconclusive, `ask @octocat`\n") !=
+        std::string::npos);
+  CHECK(md.find("**`d`**: inconclusive, `see http://x/y`\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("markdown: code spans keep edge spaces and backticks") {
+  CompareReport report;
+  report.warnings = {"`", " x ", "``a`", "   ", "|"};
+  const std::string md = render_markdown(report);
+  CHECK(md.find("\n- `` ` ``\n") != std::string::npos);
+  CHECK(md.find("\n- `  x  `\n") != std::string::npos);
+  CHECK(md.find("\n- ``` ``a` ```\n") != std::string::npos);
+  CHECK(md.find("\n- `   `\n") != std::string::npos);
+  CHECK(md.find("\n- `|`\n") != std::string::npos);  // not in a table
 }
 
 TEST_CASE("text: header, aligned columns, sections") {
@@ -218,6 +302,8 @@ TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
   if (!tool) RUNNER_SKIP_CASE("cmark-gfm not found (Debian package cmark-gfm)");
   CompareReport report = testing::sample_compare_report();
   report.benchmarks.push_back(named(kHostile, Verdict::kInconclusive, 3.0));
+  report.benchmarks.push_back(named(kMentions, Verdict::kInconclusive, 4.0));
+  report.warnings.push_back(kMentions);
   testing::TempDir dir;
   REQUIRE(
       base::write_file_atomic(dir.file("compare.md"), render_markdown(report)));
@@ -226,9 +312,17 @@ TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
   REQUIRE(out.get() >= 0);
   // GitHub's extensions for comments; raw HTML kept (<details>).
   base::SpawnOptions options;
-  options.argv = {*tool,   "--unsafe",  "-e",
-                  "table", "-e",        "strikethrough",
-                  "-e",    "tagfilter", dir.file("compare.md")};
+  options.argv = {*tool,
+                  "--unsafe",
+                  "-e",
+                  "table",
+                  "-e",
+                  "strikethrough",
+                  "-e",
+                  "tagfilter",
+                  "-e",
+                  "autolink",
+                  dir.file("compare.md")};
   options.stdout_fd = out.get();
   auto child = base::ChildProcess::spawn(options);
   REQUIRE_MESSAGE(child, child.error().what());
@@ -240,13 +334,20 @@ TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
   const std::string top = html->substr(0, html->find("<details>"));
   CHECK(count(top, "<table>") == 1);
   CHECK(count(top, "<tr>") == 1 + report.benchmarks.size());
+  CHECK(count(top, "<code>") == report.benchmarks.size());
   CHECK(count(top, "<th ") == 5);  // aligned cells
   CHECK(count(top, "<td") == 5 * report.benchmarks.size());
   CHECK(count(top, "<strong>regression</strong>") == 1);
   // The hostile name is shown as its text, nothing else.
-  CHECK(top.find("<td align=\"left\">a|b &lt;script&gt;x&lt;/script&gt; *s* "
-                 "_u_ [l](u) `c` $m$ ~t~ #h \\| &amp;amp; | x | y |") !=
+  CHECK(top.find("<td align=\"left\"><code>a|b &lt;script&gt;x&lt;/script&gt; "
+                 "*s* _u_ [l](u) `c` $m$ ~t~ #h \\| &amp;amp; | x | y |") !=
         std::string::npos);
+  // No link, and nothing of the names outside <code> (where GitHub makes
+  // no @mention or #reference either).
+  CHECK(html->find("<a ") == std::string::npos);
+  const std::string rest = outside_code(*html);
+  for (const char* part : {"@", "#1", "evil", "script", "[l]"})
+    CHECK_MESSAGE(rest.find(part) == std::string::npos, part);
   CHECK(count(*html, "<table>") == 3);  // + two top-function tables
   CHECK(count(*html, "<details>") == 4);
 }

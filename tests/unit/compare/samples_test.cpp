@@ -216,3 +216,90 @@ TEST_CASE(
   CHECK(m->folder_medians_ns == std::vector<double>{100, 130});
   CHECK_FALSE(mixed->warnings.empty());
 }
+
+TEST_CASE("samples: 150,000 URIs and as many rounds, each round its URI's") {
+  // A ~10 MB ExecutionTimestamps.msgpack: each round is placed with one
+  // binary search among the URIs, not compared with every URI.
+  constexpr size_t kUris = 150'000;
+  TempDir dir;
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> uris;
+  for (size_t i = 0; i < kUris; ++i)
+    uris.push_back({"q.cpp::b" + std::to_string(i), {100 + i % 7}});
+  write_markers(dir.file("f"), uris);
+  auto side = compare::load_side("head", {dir.file("f")});
+  REQUIRE(side);
+  REQUIRE(side->benchmarks.size() == kUris);
+  size_t wrong = 0;
+  for (size_t i = 0; i < kUris; ++i) {
+    const auto& b = side->benchmarks[i];
+    const std::vector<double> expected = {static_cast<double>(100 + i % 7)};
+    if (b.uri != uris[i].first || b.samples.times_ns != expected) ++wrong;
+  }
+  CHECK(wrong == 0);
+  CHECK(side->warnings.empty());
+}
+
+TEST_CASE("samples: a round of no length at a URI's timestamp is its alone") {
+  // Rounds [100, 100] and [150, 160]; URIs at 100 and 200 (and a third at
+  // 200 again): the first round ends at the first URI, the second round is
+  // the second URI's; neither counts twice.
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("f"));
+  format::ExecutionTimestamps ts;
+  ts.markers = {{"RoundStart", 100},
+                {"RoundEnd", 100},
+                {"RoundStart", 150},
+                {"RoundEnd", 160}};
+  ts.uri_by_ts = {{200, "m::b"}, {100, "m::a"}, {200, "m::c"}};
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(dir.file("f")).execution_timestamps(),
+      format::write_execution_timestamps(ts)));
+  auto side = compare::load_side("base", {dir.file("f")});
+  REQUIRE(side);
+  const auto* a = find(*side, "m::a");
+  const auto* b = find(*side, "m::b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->samples.times_ns == std::vector<double>{0});
+  CHECK(b->samples.times_ns == std::vector<double>{10});
+  CHECK(find(*side, "m::c") == nullptr);
+}
+
+TEST_CASE("samples: a name that is not UTF-8 does not make the folder unread") {
+  TempDir dir;
+  write_results(dir.file("f"), {summary("NAME", 5, 6), summary("ok", 7, 6)});
+  const std::string path = dir.file("f/results/1.json");
+  auto text = runner::base::read_file(path);
+  REQUIRE(text);
+  for (size_t at; (at = text->find("NAME")) != std::string::npos;)
+    text->replace(at, 4, "fib\xff");
+  REQUIRE(runner::base::write_file_atomic(path, *text));
+  auto side = compare::load_side("head", {dir.file("f")});
+  REQUIRE_MESSAGE(side, side.error().what());
+  REQUIRE(side->benchmarks.size() == 2);
+  CHECK(side->benchmarks[0].name == "fib\xEF\xBF\xBD");
+  CHECK(side->benchmarks[0].uri == "t.cpp::fib\xEF\xBF\xBD");
+  CHECK(side->benchmarks[1].name == "ok");
+}
+
+TEST_CASE("samples: ExecutionTimestamps.msgpack nested 100,000 deep") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("f"));
+  const std::string deep = std::string(100'000, '\x91') + '\xc0';
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(dir.file("f")).execution_timestamps(), deep));
+  // Alone: no results, and the reason.
+  auto alone = compare::load_side("head", {dir.file("f")});
+  REQUIRE_FALSE(alone);
+  CHECK(alone.error().what().find(
+            "ExecutionTimestamps.msgpack is corrupt: nested deeper than 128 "
+            "levels: markers not used") != std::string::npos);
+  // With results: they are used, the markers are not, and that is said.
+  write_results(dir.file("f"), {summary("s", 1, 6)});
+  auto side = compare::load_side("head", {dir.file("f")});
+  REQUIRE(side);
+  CHECK(side->benchmarks.size() == 1);
+  REQUIRE(side->warnings.size() == 1);
+  CHECK(side->warnings[0].find("nested deeper than 128 levels") !=
+        std::string::npos);
+}

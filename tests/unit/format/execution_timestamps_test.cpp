@@ -55,7 +55,8 @@ TEST_CASE("ExecutionTimestamps.msgpack: malformed input") {
   SUBCASE("not msgpack") {
     auto read = read_execution_timestamps(bytes({0xc1}), warnings);
     REQUIRE_FALSE(read);
-    CHECK(read.error().message() == "ExecutionTimestamps.msgpack is corrupt");
+    CHECK(read.error().message() ==
+          "ExecutionTimestamps.msgpack is corrupt: not msgpack (at byte 1)");
     CHECK_FALSE(read_execution_timestamps("", warnings));
     // Truncated: a map announcing 2 members with one.
     std::string whole = write_execution_timestamps({});

@@ -59,8 +59,8 @@ TEST_CASE("walltime results: malformed documents say what is wrong") {
     REQUIRE_FALSE(read);
     return read.error().message();
   };
-  CHECK(error("") == "not JSON");
-  CHECK(error("{\"benchmarks\": [") == "not JSON");
+  CHECK(error("") == "not JSON (at byte 1)");
+  CHECK(error("{\"benchmarks\": [") == "not JSON (at byte 17)");
   CHECK(error("[]") == "missing creator/instrument/benchmarks");
   CHECK(error(R"({"creator":{},"benchmarks":[]})") ==
         "missing creator/instrument/benchmarks");

@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include "perfdata/perfdata.hpp"
+#include "perfdata/record_inflater.hpp"
 #include "profiler/pipedata_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/unit/perfdata/reading_test_util.hpp"
@@ -364,6 +365,80 @@ TEST_SUITE("perfdata") {
       CHECK(r.error.find("decodes to more than the 65536 bytes") !=
             std::string::npos);
       CHECK(r.records.size() == 2);  // attr, feature: nothing decoded
+    }
+  }
+
+  TEST_CASE("compressed records: a decompression bomb stops at the budget") {
+    runner::testing::TempDir dir;
+    // `mib` MiB of one sample repeated (a few KiB of zstd: ~10,000:1), one
+    // COMPRESSED record per MiB: the file, and each record's offset.
+    const Bytes one = sample(5);
+    const auto bomb_file = [&](const std::string& path, size_t mib,
+                               std::vector<size_t>* offsets) {
+      std::vector<uint8_t> many;
+      for (size_t i = 0; i < (mib << 20) / one.size(); ++i)
+        many.insert(many.end(), one.data().begin(), one.data().end());
+      std::vector<size_t> cuts;
+      for (size_t at = 1 << 20; at < many.size(); at += 1 << 20)
+        cuts.push_back(at);
+      pf::CompressedFeature f;
+      f.mmap_len = RecordInflater::kMaxMmapLen;
+      Bytes file = file_start();
+      file.append(feature(f));
+      uint64_t packed = 0;
+      for (const auto& segment : zstd_segments(many, cuts)) {
+        REQUIRE(segment.size() < pf::kMaxCompressedPayload);
+        offsets->push_back(file.size());
+        packed += segment.size();
+        file.append(compressed(segment));
+      }
+      // The floor is the budget for such a file.
+      REQUIRE(packed * RecordInflater::kMaxRatio <
+              RecordInflater::kBudgetFloor);
+      write_bytes(path, file.data());
+    };
+    struct Read {
+      uint64_t samples = 0;
+      std::string error;
+      ReaderStats stats;
+    };
+    const auto read = [](const std::string& path) {
+      auto reader = PipedataReader::open(path);
+      REQUIRE(reader);
+      Read out;
+      Record record;
+      for (;;) {
+        auto next = reader->next_into(record, false);
+        if (!next) out.error = next.error().what();
+        if (!next || !*next) break;
+        out.samples += record.kind == RecordKind::kSample;
+      }
+      out.stats = reader->stats();
+      return out;
+    };
+
+    SUBCASE("80 MiB from a few KiB: an error at the record past 64 MiB") {
+      std::vector<size_t> offsets;
+      bomb_file(dir.file("bomb"), 80, &offsets);
+      const Read r = read(dir.file("bomb"));
+      // The 65th MiB goes past the budget (64 MiB and a page): its record
+      // is named, and every record decoded before it was delivered.
+      REQUIRE(offsets.size() == 80);
+      CHECK(r.error.find("record at offset " + std::to_string(offsets[64]) +
+                         ": decodes past the budget of " +
+                         std::to_string(RecordInflater::kBudgetFloor) +
+                         " bytes") != std::string::npos);
+      CHECK(r.error.find("decompression bomb") != std::string::npos);
+      CHECK(r.samples == (uint64_t{64} << 20) / one.size());
+      CHECK(r.stats.decompressed_bytes == uint64_t{64} << 20);
+      CHECK(r.stats.undecoded_compressed_bytes > 0);
+    }
+    SUBCASE("60 MiB from a few KiB: under the floor, read whole") {
+      std::vector<size_t> offsets;
+      bomb_file(dir.file("small"), 60, &offsets);
+      const Read r = read(dir.file("small"));
+      CHECK(r.error.empty());
+      CHECK(r.samples == (uint64_t{60} << 20) / one.size());
     }
   }
 
