@@ -42,8 +42,7 @@ namespace {
 uint64_t unsigned_member(const Json& j, const char* name) {
   const Json& v = j.at(name);
   if (!v.is_number_unsigned())
-    throw std::invalid_argument(std::string(name) +
-                                " is not an integer >= 0");
+    throw std::invalid_argument(std::string(name) + " is not an integer >= 0");
   return v.get<uint64_t>();
 }
 

@@ -57,7 +57,8 @@ std::string query_value(const std::string& target, const std::string& name) {
   for (size_t i = at + name.size() + 1; i < target.size() && target[i] != '&';
        ++i) {
     if (target[i] == '%' && i + 2 < target.size()) {
-      value += static_cast<char>(std::stoi(target.substr(i + 1, 2), nullptr, 16));
+      value +=
+          static_cast<char>(std::stoi(target.substr(i + 1, 2), nullptr, 16));
       i += 2;
     } else {
       value += target[i];
@@ -92,9 +93,9 @@ TEST_SUITE("e2e") {
     });
     const auto start = std::chrono::steady_clock::now();
     auto r = compare_with_store(server, dir);
-    const double took = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     INFO(r.err);
     CHECK_FALSE(r.timed_out);
     CHECK(r.exit_code == 2);
@@ -109,13 +110,14 @@ TEST_SUITE("e2e") {
     HttpServer server([](const RecordedRequest& r) {
       if (!is_listing(r)) return ScriptedResponse{404, {}, ""};
       const std::string prefix = query_value(r.target, "prefix");
-      return ScriptedResponse{
-          200,
-          {},
-          listing({prefix + "../../../../other/evil.json",
-                   prefix + "a/./b.json", prefix + "\xC2\x9B" "2J.json",
-                   "elsewhere/x.json"},
-                  "")};
+      return ScriptedResponse{200,
+                              {},
+                              listing({prefix + "../../../../other/evil.json",
+                                       prefix + "a/./b.json",
+                                       prefix + "\xC2\x9B"
+                                                "2J.json",
+                                       "elsewhere/x.json"},
+                                      "")};
     });
     auto r = compare_with_store(server, dir);
     INFO(r.err);
@@ -156,9 +158,9 @@ TEST_SUITE("e2e") {
          {"s3://bench/../other", "s3://bench/ci/../../other/x",
           "s3://bench/./ci", "s3://bench//ci"}) {
       INFO(url);
-      auto r = run_process({binary("RUNNER_BIN"), "upload", "--store", url,
-                            folder},
-                           store_env(server, dir), "", 60);
+      auto r =
+          run_process({binary("RUNNER_BIN"), "upload", "--store", url, folder},
+                      store_env(server, dir), "", 60);
       INFO(r.err);
       CHECK(r.exit_code == 1);
       CHECK(r.err.find("the prefix has an empty, '.' or '..' part") !=
