@@ -20,6 +20,7 @@
 //  - perf_records: perf.pipedata record layouts (format::perf), encoded for
 //    profiler/'s writer and decoded for perfdata/'s reader.
 //  - proc_maps: /proc/<pid>/maps lines.
+//  - proc_stat: where /proc/<pid>/stat says the initial stack area lies.
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
 //  - jitdump: jit-<pid>.dump (JIT bodies, source lines, CFI) read, and the
 //    UnwindData of one jitted body.
@@ -45,6 +46,7 @@
 #include "format/perf_metadata.hpp"
 #include "format/perf_records.hpp"
 #include "format/proc_maps.hpp"
+#include "format/proc_stat.hpp"
 #include "format/profile_layout.hpp"
 #include "format/quantities.hpp"
 #include "format/s3_xml.hpp"

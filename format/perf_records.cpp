@@ -78,12 +78,17 @@ void read_sample_head(ByteReader& c, uint64_t st, SampleRecord* s) {
   if (st & PERF_SAMPLE_PERIOD) s->period = c.u64();
 }
 
-// CALLCHAIN, RAW and BRANCH_STACK.
+// CALLCHAIN (into *callchain, or skipped when it is null), RAW and
+// BRANCH_STACK.
 bool read_sample_chains(ByteReader& c, const perf_event_attr& attr,
-                        SampleRecord* s) {
+                        std::vector<uint64_t>* callchain) {
   uint64_t st = attr.sample_type;
-  if ((st & PERF_SAMPLE_CALLCHAIN) && !read_u64_array(c, c.u64(), s->callchain))
-    return false;
+  if (st & PERF_SAMPLE_CALLCHAIN) {
+    const uint64_t nr = c.u64();
+    if (callchain != nullptr ? !read_u64_array(c, nr, *callchain)
+                             : !c.skip_array(nr, 8))
+      return false;
+  }
   // u32 size + data; the kernel pads data so the pair ends u64-aligned.
   if (st & PERF_SAMPLE_RAW) c.skip(c.u32());
   if (st & PERF_SAMPLE_BRANCH_STACK) {
@@ -142,6 +147,24 @@ void read_sample_tail(ByteReader& c, const perf_event_attr& attr,
   if (st & PERF_SAMPLE_CODE_PAGE_SIZE) c.u64();
   if (st & PERF_SAMPLE_AUX) c.skip(c.u64());
 }
+
+// The fields before PERF_SAMPLE_READ, in order, one u64 each (pid+tid and
+// cpu+res are two u32 in one).
+constexpr uint64_t kHeadBits =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+// Fields after the stack copy that are one u64 each (WEIGHT and
+// WEIGHT_STRUCT share one).
+constexpr uint64_t kFixedTailBits =
+    PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_PHYS_ADDR |
+    PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE |
+    PERF_SAMPLE_CODE_PAGE_SIZE;
+// Fields whose size varies otherwise than the callchain's and the user
+// registers': such layouts are walked.
+constexpr uint64_t kVariableBits = PERF_SAMPLE_READ | PERF_SAMPLE_RAW |
+                                   PERF_SAMPLE_BRANCH_STACK |
+                                   PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX;
 
 std::vector<uint8_t> with_header(uint32_t type, uint16_t misc,
                                  std::span<const uint8_t> body) {
@@ -225,10 +248,124 @@ bool decode_sample(std::span<const uint8_t> body, const perf_event_attr& attr,
   ByteReader c(body);
   read_sample_head(c, attr.sample_type, s);
   if (attr.sample_type & PERF_SAMPLE_READ) skip_read_value(c, attr.read_format);
-  if (!read_sample_chains(c, attr, s)) return false;
+  if (!read_sample_chains(c, attr, &s->callchain)) return false;
   if (!read_sample_user_state(c, attr, copy_stack, s, stack_view)) return false;
   read_sample_tail(c, attr, s);
   return c.ok() && c.remaining() == 0;
+}
+
+bool locate_user_stack(std::span<const uint8_t> body,
+                       const perf_event_attr& attr, UserStackLocation* out) {
+  const uint64_t st = attr.sample_type;
+  if ((st & PERF_SAMPLE_STACK_USER) == 0) return false;
+  ByteReader c(body);
+  SampleRecord s;
+  read_sample_head(c, st, &s);
+  if (st & PERF_SAMPLE_READ) skip_read_value(c, attr.read_format);
+  if (!read_sample_chains(c, attr, nullptr)) return false;
+  out->pid = s.pid;
+  out->tid = s.tid;
+  out->time = s.time;
+  out->sp.reset();
+  if (st & PERF_SAMPLE_REGS_USER) {
+    const uint64_t abi = c.u64();
+    const uint64_t mask = attr.sample_regs_user;
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+      const size_t count = popcount64(mask);
+      const size_t sp_index =
+          popcount64(mask & ((uint64_t{1} << kX86_64RegSp) - 1));
+      const size_t at = c.pos();
+      if (!c.skip_array(count, 8)) return false;
+      if ((mask >> kX86_64RegSp) & 1)
+        out->sp = load_le(body, at + sp_index * 8, 8);
+    }
+  }
+  // u64 size, size bytes, u64 dyn_size (only when size != 0).
+  out->size = c.u64();
+  out->offset = c.pos();
+  out->dyn_size = 0;
+  if (out->size != 0) {
+    if (!c.skip(out->size)) return false;
+    out->dyn_size = c.u64();
+    if (out->dyn_size > out->size) return false;
+  }
+  read_sample_tail(c, attr, &s);
+  return c.ok() && c.remaining() == 0;
+}
+
+UserStackLayout::UserStackLayout(const perf_event_attr& attr) : attr_(attr) {
+  const uint64_t st = attr.sample_type;
+  has_stack_ = (st & PERF_SAMPLE_STACK_USER) != 0;
+  fixed_ = has_stack_ && sample_type_supported(st) && (st & kVariableBits) == 0;
+  head_size_ = 8 * popcount64(st & kHeadBits);
+  const uint64_t before_tid = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP;
+  if (st & PERF_SAMPLE_TID) tid_at_ = 8 * popcount64(st & before_tid);
+  if (st & PERF_SAMPLE_TIME)
+    time_at_ = 8 * popcount64(st & (before_tid | PERF_SAMPLE_TID));
+  if (st & PERF_SAMPLE_REGS_USER) {
+    const uint64_t mask = attr.sample_regs_user;
+    regs_words_ = popcount64(mask);
+    if ((mask >> kX86_64RegSp) & 1)
+      sp_word_ = popcount64(mask & ((uint64_t{1} << kX86_64RegSp) - 1));
+  }
+  tail_size_ = 8 * popcount64(st & kFixedTailBits);
+  if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) tail_size_ += 8;
+}
+
+bool UserStackLayout::head(std::span<const uint8_t> head, uint32_t* pid,
+                           uint32_t* tid, uint64_t* time) const {
+  if (tid_at_ == SIZE_MAX || time_at_ == SIZE_MAX || head.size() < head_size_)
+    return false;
+  *pid = static_cast<uint32_t>(load_le(head, tid_at_, 4));
+  *tid = static_cast<uint32_t>(load_le(head, tid_at_ + 4, 4));
+  *time = load_le(head, time_at_, 8);
+  return true;
+}
+
+bool UserStackLayout::locate(std::span<const uint8_t> body,
+                             UserStackLocation* out) const {
+  if (!fixed_) return locate_user_stack(body, attr_, out);
+  const uint64_t st = attr_.sample_type;
+  if (!head(body, &out->pid, &out->tid, &out->time)) {
+    out->pid = out->tid = 0;
+    out->time = 0;
+  }
+  // Offsets are checked against the body before each load: a count read
+  // from the record never moves past its end.
+  uint64_t at = head_size_;
+  const uint64_t end = body.size();
+  auto fits = [&](uint64_t n) { return at <= end && end - at >= n; };
+  if (st & PERF_SAMPLE_CALLCHAIN) {
+    if (!fits(8)) return false;
+    const uint64_t nr = load_le(body, at, 8);
+    at += 8;
+    if (nr > (end - at) / 8) return false;
+    at += 8 * nr;
+  }
+  out->sp.reset();
+  if (st & PERF_SAMPLE_REGS_USER) {
+    if (!fits(8)) return false;
+    const uint64_t abi = load_le(body, at, 8);
+    at += 8;
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+      if (!fits(8 * regs_words_)) return false;
+      if (sp_word_) out->sp = load_le(body, at + 8 * *sp_word_, 8);
+      at += 8 * regs_words_;
+    }
+  }
+  if (!fits(8)) return false;
+  out->size = load_le(body, at, 8);
+  at += 8;
+  out->offset = at;
+  out->dyn_size = 0;
+  if (out->size != 0) {
+    if (out->size > end - at || end - at - out->size < 8) return false;
+    at += out->size;
+    out->dyn_size = load_le(body, at, 8);
+    at += 8;
+    if (out->dyn_size > out->size) return false;
+  }
+  return end - at == tail_size_;
 }
 
 bool decode_mmap(uint32_t type, uint16_t misc, std::span<const uint8_t> body,

@@ -37,6 +37,9 @@ inline constexpr uint32_t kStringAlign = 8;
 // AX..SS and R8..R15 (bits 0-11, 16-23), without DS/ES/FS/GS (bits 12-15),
 // which the unwinder does not need.
 inline constexpr uint64_t kX86_64DwarfRegsMask = 0xff0fffULL;
+// The bit of the user stack pointer in sample_regs_user on x86_64
+// (PERF_REG_X86_SP of <asm/perf_regs.h>): the stack copy starts there.
+inline constexpr unsigned kX86_64RegSp = 7;
 // Largest sample_stack_user the kernel accepts (u16 record size minus room
 // for the rest of the sample, rounded down to 8).
 inline constexpr uint32_t kMaxStackSize = 65528;
@@ -209,6 +212,54 @@ bool decode_sample_id(std::span<const uint8_t> trailer, uint64_t sample_type,
 bool decode_sample(std::span<const uint8_t> body, const perf_event_attr& attr,
                    bool copy_stack, SampleRecord* s,
                    std::span<const uint8_t>* stack_view);
+// The fields of a SAMPLE before PERF_SAMPLE_READ (identifier, pid/tid, time,
+// cpu, ...) take at most this many bytes.
+inline constexpr size_t kSampleHeadMax = 9 * 8;
+
+// Where a SAMPLE's copy of the user stack lies, found without decoding (or
+// copying) the rest: what the profiler needs to blank part of the copy
+// before the record is written.
+struct UserStackLocation {
+  uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
+  // The user stack pointer, where the copy starts (nullopt when the sample
+  // has no user registers or sample_regs_user lacks the stack pointer).
+  std::optional<uint64_t> sp;
+  size_t offset = 0;      // of the first copied byte, from the body's start
+  uint64_t size = 0;      // bytes the record holds for the copy
+  uint64_t dyn_size = 0;  // of which the kernel filled the first dyn_size
+};
+// False when `body` (a SAMPLE after its perf_event_header) does not have
+// attr's layout, or the layout has no PERF_SAMPLE_STACK_USER.
+bool locate_user_stack(std::span<const uint8_t> body,
+                       const perf_event_attr& attr, UserStackLocation* out);
+
+// locate_user_stack() for every sample of one attr, its offsets worked out
+// once: when the layout's only variable parts are the callchain and the
+// user registers (the profiler's own attrs), a sample is located with a
+// few loads instead of a walk of its fields; other layouts are walked.
+class UserStackLayout {
+ public:
+  explicit UserStackLayout(const perf_event_attr& attr);
+  bool has_stack() const { return has_stack_; }
+  // The pid, tid and time of a sample from the first bytes of its body (at
+  // least head_size() of them); false when they are not in the layout.
+  size_t head_size() const { return head_size_; }
+  bool head(std::span<const uint8_t> head, uint32_t* pid, uint32_t* tid,
+            uint64_t* time) const;
+  bool locate(std::span<const uint8_t> body, UserStackLocation* out) const;
+
+ private:
+  perf_event_attr attr_{};
+  bool has_stack_ = false;
+  bool fixed_ = false;        // offsets below apply
+  size_t head_size_ = 0;      // fields before the callchain
+  size_t tid_at_ = SIZE_MAX;  // offsets in the body
+  size_t time_at_ = SIZE_MAX;
+  size_t regs_words_ = 0;  // user registers when their ABI is not NONE
+  std::optional<size_t> sp_word_;
+  size_t tail_size_ = 0;  // fields after dyn_size
+};
 // MMAP or MMAP2 (`type`), COMM, FORK or EXIT, LOST: `body` without the
 // trailer, whose size the caller took off.
 bool decode_mmap(uint32_t type, uint16_t misc, std::span<const uint8_t> body,

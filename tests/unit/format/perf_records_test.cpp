@@ -131,6 +131,110 @@ TEST_SUITE("format") {
     CHECK_FALSE(decode_sample(longer, attr, true, &t, &stack));
   }
 
+  TEST_CASE("perf records: a sample's stack copy located, exactly") {
+    // The sampler's DWARF layout: identifier, ip, tid, time, cpu, period,
+    // an empty callchain, the x86_64 register set, an 8-byte copy.
+    perf_event_attr attr{};
+    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+                       PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = kX86_64DwarfRegsMask;
+    ByteWriter w;
+    w.u64(77);        // identifier
+    w.u64(0x401000);  // ip
+    w.u32(10);        // pid
+    w.u32(11);        // tid
+    w.u64(12345);     // time
+    w.u32(1);         // cpu
+    w.u32(0);
+    w.u64(1000);  // period
+    w.u64(1);     // callchain nr
+    w.u64(PERF_CONTEXT_USER);
+    w.u64(PERF_SAMPLE_REGS_ABI_64);
+    // AX..SS then R8..R15: the stack pointer is the 8th register.
+    for (uint64_t i = 0; i < 20; ++i) w.u64(i == 7 ? 0x7ffd0000 : i);
+    w.u64(16);  // stack size
+    const size_t copy_at = w.size();
+    w.u64(0x1111111111111111ULL);
+    w.u64(0x2222222222222222ULL);
+    w.u64(8);  // dyn size
+    const std::vector<uint8_t> body = w.take();
+    UserStackLocation where;
+    REQUIRE(locate_user_stack(body, attr, &where));
+    CHECK(where.pid == 10);
+    CHECK(where.tid == 11);
+    CHECK(where.time == 12345);
+    CHECK(where.sp == 0x7ffd0000);
+    CHECK(where.offset == copy_at);
+    CHECK(where.size == 16);
+    CHECK(where.dyn_size == 8);
+    // The same through the attr's precomputed layout.
+    const UserStackLayout layout(attr);
+    CHECK(layout.has_stack());
+    UserStackLocation fast;
+    REQUIRE(layout.locate(body, &fast));
+    CHECK(fast.pid == where.pid);
+    CHECK(fast.tid == where.tid);
+    CHECK(fast.time == where.time);
+    CHECK(fast.sp == where.sp);
+    CHECK(fast.offset == where.offset);
+    CHECK(fast.size == where.size);
+    CHECK(fast.dyn_size == where.dyn_size);
+    uint32_t pid = 0, tid = 0;
+    uint64_t time = 0;
+    REQUIRE(layout.head(std::span(body).first(layout.head_size()), &pid, &tid,
+                        &time));
+    CHECK(pid == 10);
+    CHECK(tid == 11);
+    CHECK(time == 12345);
+    CHECK_FALSE(layout.head(std::span(body).first(layout.head_size() - 1), &pid,
+                            &tid, &time));
+    // Every cut and a trailing byte are refused.
+    for (size_t cut = 0; cut < body.size(); ++cut) {
+      UserStackLocation t;
+      CHECK_FALSE(locate_user_stack(std::span(body).first(cut), attr, &t));
+      CHECK_FALSE(layout.locate(std::span(body).first(cut), &t));
+    }
+    std::vector<uint8_t> longer = body;
+    longer.push_back(0);
+    CHECK_FALSE(locate_user_stack(longer, attr, &where));
+    CHECK_FALSE(layout.locate(longer, &where));
+    // Counts that point past the end: a callchain, a copy size.
+    std::vector<uint8_t> huge = body;
+    for (size_t at : {size_t{48}, copy_at - 8}) {
+      huge = body;
+      for (size_t i = 0; i < 8; ++i) huge[at + i] = 0xff;
+      CHECK_FALSE(locate_user_stack(huge, attr, &where));
+      CHECK_FALSE(layout.locate(huge, &where));
+    }
+    // A layout with a variable field (RAW) is walked, with the same result.
+    perf_event_attr raw = attr;
+    raw.sample_type |= PERF_SAMPLE_RAW;
+    std::vector<uint8_t> with_raw(body.begin(), body.begin() + 64);
+    const std::vector<uint8_t> raw_field = {4, 0, 0, 0, 1, 2, 3, 4};
+    with_raw.insert(with_raw.end(), raw_field.begin(), raw_field.end());
+    with_raw.insert(with_raw.end(), body.begin() + 64, body.end());
+    REQUIRE(UserStackLayout(raw).locate(with_raw, &fast));
+    CHECK(fast.sp == 0x7ffd0000);
+    CHECK(fast.offset == copy_at + 8);
+    // Without the stack pointer among the registers, the copy is found but
+    // not where it came from.
+    perf_event_attr no_sp = attr;
+    no_sp.sample_regs_user = kX86_64DwarfRegsMask & ~(1ULL << kX86_64RegSp);
+    std::vector<uint8_t> shorter = body;
+    shorter.erase(shorter.begin() + 72 + 7 * 8, shorter.begin() + 72 + 8 * 8);
+    REQUIRE(locate_user_stack(shorter, no_sp, &where));
+    CHECK_FALSE(where.sp);
+    CHECK(where.offset == copy_at - 8);
+    REQUIRE(UserStackLayout(no_sp).locate(shorter, &where));
+    CHECK_FALSE(where.sp);
+    // No stack copy in the layout (frame-pointer mode): nothing to locate.
+    perf_event_attr fp = attr;
+    fp.sample_type &= ~uint64_t{PERF_SAMPLE_STACK_USER};
+    CHECK_FALSE(locate_user_stack(body, fp, &where));
+  }
+
   TEST_CASE("perf records: mmap2, comm, task and lost bodies") {
     ByteWriter w;
     w.u32(5);
