@@ -314,6 +314,10 @@ format::SamplerSection sampler_section(const profiler::SamplerOptions& options,
   out.drain_passes = s.drain_passes;
   out.window_drain_passes = s.window_drain_passes;
   out.drain_cpu_us = s.drain_cpu_ns / 1000;
+  out.stacks_blanked = s.blanking.samples_blanked;
+  out.stack_bytes_blanked = s.blanking.bytes_blanked;
+  out.stacks_dropped = s.blanking.stacks_dropped;
+  out.samples_dropped = s.blanking.samples_dropped;
   if (s.write_failed) out.write_error = s.write_error;
   out.ring_buffers_bytes =
       s.mmap_size_per_cpu * std::max(1u, std::thread::hardware_concurrency());

@@ -674,6 +674,9 @@ std::optional<int> parse_command_line(int argc, const char* const* argv,
     return usage_error(selected(*app), e.what());
   }
   CLI::App* sub = selected(*app);
+  // perf.pipedata's cmdline: the runner and its subcommand, never the
+  // benchmark's arguments (which may carry secrets).
+  if (sub != nullptr) out.run.sampler.cmdline = {argv[0], sub->get_name()};
   if (sub != nullptr) return take_rest(*app, *sub, out);
   if (out.man) {
     std::fputs(man_page(*app).c_str(), stdout);

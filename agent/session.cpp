@@ -70,6 +70,26 @@ void print_compression(const profiler::SamplerStats& stats) {
                out > 0 ? in / out : 0.0);
 }
 
+// DWARF mode: what of the stack copies was blanked so that neither argv
+// nor the environment reaches the folder.
+void print_blanking(const profiler::SamplerStats& stats,
+                    const profiler::SamplerOptions& options) {
+  if (options.call_graph != profiler::CallGraphMode::kDwarf) return;
+  const profiler::BlankingStats& b = stats.blanking;
+  std::fprintf(stderr,
+               "runner: stack copies: %" PRIu64 " of %" PRIu64
+               " samples reached the initial stack (argv, environment), "
+               "%.1f KiB blanked; %" PRIu64
+               " blanked whole (process not readable)\n",
+               b.samples_blanked, stats.samples,
+               static_cast<double>(b.bytes_blanked) / 1024.0, b.stacks_dropped);
+  if (b.samples_dropped > 0) {
+    RUNNER_LOG(kLog, kWarning)
+        << b.samples_dropped
+        << " samples were not written: their stack copy could not be found";
+  }
+}
+
 void print_sampler_summary(const profiler::SamplerStats& stats,
                            const profiler::SamplerOptions& options) {
   std::string mode = options.call_graph == profiler::CallGraphMode::kDwarf
@@ -81,6 +101,7 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
                stats.event_name.c_str(), options.frequency, mode.c_str(),
                stats.samples, stats.lost_samples,
                static_cast<double>(stats.bytes_written) / (1024.0 * 1024.0));
+  print_blanking(stats, options);
   print_compression(stats);
   if (stats.lost_samples > 0 || stats.lost_records > 0) {
     RUNNER_LOG(kLog, kWarning)

@@ -144,7 +144,11 @@ constexpr std::pair<const char*, uint64_t SamplerSection::*> kSamplerCounts[] =
      {"bytes_written", &SamplerSection::bytes_written},
      {"drain_passes", &SamplerSection::drain_passes},
      {"window_drain_passes", &SamplerSection::window_drain_passes},
-     {"drain_cpu_us", &SamplerSection::drain_cpu_us}};
+     {"drain_cpu_us", &SamplerSection::drain_cpu_us},
+     {"stacks_blanked", &SamplerSection::stacks_blanked},
+     {"stack_bytes_blanked", &SamplerSection::stack_bytes_blanked},
+     {"stacks_dropped", &SamplerSection::stacks_dropped},
+     {"samples_dropped", &SamplerSection::samples_dropped}};
 constexpr std::pair<const char*, uint64_t FifoCounters::*> kFifoCounts[] = {
     {"commands", &FifoCounters::commands},
     {"malformed_frames", &FifoCounters::malformed_frames},

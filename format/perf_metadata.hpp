@@ -76,6 +76,11 @@ struct SamplerSection {
   uint64_t mmap_size_per_cpu = 0, samples = 0, lost_records = 0,
            lost_samples = 0, bytes_written = 0, drain_passes = 0,
            window_drain_passes = 0, drain_cpu_us = 0;
+  // DWARF stack copies: samples whose copy reached the initial stack area
+  // (argv, environment), the bytes of it blanked, copies blanked whole (the
+  // process's area unknown), samples not written (copy not found).
+  uint64_t stacks_blanked = 0, stack_bytes_blanked = 0, stacks_dropped = 0,
+           samples_dropped = 0;
   std::optional<std::string> write_error;
   uint64_t ring_buffers_bytes = 0;
   bool operator==(const SamplerSection&) const = default;

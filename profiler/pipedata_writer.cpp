@@ -104,34 +104,48 @@ void PipedataWriter::write_record(const std::vector<uint8_t>& record) {
 
 void PipedataWriter::write_records(std::span<const uint8_t> first,
                                    std::span<const uint8_t> second) {
+  const std::span<const uint8_t> pieces[2] = {first, second};
+  write_records(std::span<const std::span<const uint8_t>>(pieces, 2));
+}
+
+void PipedataWriter::write_records(
+    std::span<const std::span<const uint8_t>> pieces) {
   if (compressor_) {
-    write_compressed(first, second);
+    write_compressed(pieces);
     return;
   }
-  const size_t total = first.size() + second.size();
+  size_t total = 0;
+  for (const auto& piece : pieces) total += piece.size();
   if (total <= kDirectWriteThreshold || failed_ || !fd_) {
-    write_bytes(first.data(), first.size());
-    write_bytes(second.data(), second.size());
+    for (const auto& piece : pieces) write_bytes(piece.data(), piece.size());
     return;
   }
   flush();
-  iovec pieces[2] = {
-      {const_cast<uint8_t*>(first.data()), first.size()},
-      {const_cast<uint8_t*>(second.data()), second.size()},
-  };
-  write_through(pieces, second.empty() ? 1 : 2);
+  // writev() takes at most IOV_MAX (1024 on Linux) pieces at a time.
+  constexpr size_t kMaxPieces = 1024;
+  for (size_t at = 0; at < pieces.size(); at += kMaxPieces) {
+    iovecs_.clear();
+    for (const auto& piece :
+         pieces.subspan(at, std::min(kMaxPieces, pieces.size() - at))) {
+      if (!piece.empty())
+        iovecs_.push_back({const_cast<uint8_t*>(piece.data()), piece.size()});
+    }
+    write_through(iovecs_.data(), static_cast<int>(iovecs_.size()));
+  }
 }
 
-void PipedataWriter::write_compressed(std::span<const uint8_t> first,
-                                      std::span<const uint8_t> second) {
+void PipedataWriter::write_compressed(
+    std::span<const std::span<const uint8_t>> pieces) {
+  size_t total = 0;
+  for (const auto& piece : pieces) total += piece.size();
   if (failed_ || !fd_) {
-    bytes_dropped_ += first.size() + second.size();
+    bytes_dropped_ += total;
     return;
   }
-  for (std::span<const uint8_t> piece : {first, second}) {
+  for (const auto& piece : pieces) {
     if (auto st = compressor_->add(piece); !st) {
       fail_compression(st.error());
-      bytes_dropped_ += first.size() + second.size();
+      bytes_dropped_ += total;
       return;
     }
     put(compressor_->ready().data(), compressor_->ready().size());

@@ -72,6 +72,9 @@ class PipedataWriter {
   // the caller's memory (after the buffer) to save a copy.
   void write_records(std::span<const uint8_t> first,
                      std::span<const uint8_t> second);
+  // The same for records that lie in any number of pieces (a ring buffer's
+  // run with some records rewritten), in file order.
+  void write_records(std::span<const std::span<const uint8_t>> pieces);
 
   // Writes out the buffer (no fsync).
   void flush();
@@ -98,8 +101,7 @@ class PipedataWriter {
   void put(const void* data, size_t size);
   // Ends the compressed segment and writes its COMPRESSED records.
   void flush_compressor();
-  void write_compressed(std::span<const uint8_t> first,
-                        std::span<const uint8_t> second);
+  void write_compressed(std::span<const std::span<const uint8_t>> pieces);
   // writev() of `count` pieces until done or failed.
   void write_through(::iovec* pieces, int count);
 
@@ -113,6 +115,7 @@ class PipedataWriter {
   uint64_t bytes_written_ = 0;
   uint64_t bytes_dropped_ = 0;
   std::unique_ptr<RecordCompressor> compressor_;
+  std::vector<::iovec> iovecs_;  // write_records' pieces, reused
 };
 
 }  // namespace runner::profiler

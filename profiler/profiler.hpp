@@ -4,7 +4,9 @@
 //   inherit=1, sampling events enabled only inside benchmark windows, an
 //   always-on dummy tracking event) owns the perf fds, the per-CPU ring
 //   buffers and a drain thread that appends the records to perf.pipedata
-//   (perf's pipe format, readable by `perf script`).
+//   (perf's pipe format, readable by `perf script`), with StackBlanker
+//   zeroing what the samples' stack copies hold of the initial stack area
+//   (argv, environment, auxv; InitialStacks says where it lies).
 // Reading it back is perfdata/'s (PipedataReader, MappingTracker).
 // probe_system() reports what the machine allows (for `runner doctor`).
 #pragma once
@@ -13,3 +15,4 @@
 #include "profiler/probe.hpp"
 #include "profiler/sampler.hpp"
 #include "profiler/sampler_options.hpp"
+#include "profiler/stack_blanker.hpp"

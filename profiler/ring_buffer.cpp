@@ -28,8 +28,20 @@ base::Result<RingBuffer> RingBuffer::map(int fd, uint64_t data_size) {
 
 // The kernel publishes records before it advances data_head: the acquire load
 // pairs with its store so the record bytes we read are complete.
-uint64_t RingBuffer::load_head() const {
-  return __atomic_load_n(&meta_->data_head, __ATOMIC_ACQUIRE);
+uint64_t RingBuffer::head() const {
+  return meta_ == nullptr
+             ? 0
+             : __atomic_load_n(&meta_->data_head, __ATOMIC_ACQUIRE);
+}
+
+uint64_t RingBuffer::tail() const {
+  return meta_ == nullptr ? 0 : meta_->data_tail;  // only we write it
+}
+
+void RingBuffer::release(uint64_t stopped, uint64_t to) {
+  if (meta_ == nullptr) return;
+  if (stopped < to) ++bad_records_;
+  store_tail(to);
 }
 
 // The release store orders our reads of the records before the kernel may

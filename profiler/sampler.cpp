@@ -27,6 +27,7 @@
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/ring_buffer.hpp"
+#include "profiler/stack_blanker.hpp"
 
 namespace runner::profiler {
 namespace {
@@ -87,20 +88,6 @@ base::Result<EventChoice> choose_event(const SamplerOptions& options, pid_t pid,
   return cpu_clock;
 }
 
-std::vector<std::string> self_cmdline() {
-  std::vector<std::string> args;
-  auto text = base::read_file("/proc/self/cmdline");
-  if (!text) return args;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\0', start);
-    if (end == std::string::npos) end = text->size();
-    args.push_back(text->substr(start, end - start));
-    start = end + 1;
-  }
-  return args;
-}
-
 uint64_t total_mem_kb() {
   auto text = base::read_file("/proc/meminfo");
   if (!text) return 0;
@@ -111,7 +98,7 @@ uint64_t total_mem_kb() {
 
 using format::perf::EventDesc;
 
-void write_features(PipedataWriter& writer,
+void write_features(PipedataWriter& writer, const SamplerOptions& options,
                     const std::vector<EventDesc>& events) {
   utsname uts{};
   ::uname(&uts);
@@ -134,8 +121,12 @@ void write_features(PipedataWriter& writer,
   if (uint64_t mem = total_mem_kb(); mem != 0)
     writer.write_feature(format::perf::kFeatTotalMem,
                          FeatureBuilder().add_u64(mem).bytes());
+  // Never the process's own command line: the benchmark's arguments follow
+  // the runner's there.
   FeatureBuilder cmdline;
-  std::vector<std::string> args = self_cmdline();
+  const std::vector<std::string> args = options.cmdline.empty()
+                                            ? std::vector<std::string>{"runner"}
+                                            : options.cmdline;
   cmdline.add_u32(static_cast<uint32_t>(args.size()));
   for (const std::string& arg : args) cmdline.add_string(arg);
   writer.write_feature(format::perf::kFeatCmdline, cmdline.align().bytes());
@@ -185,6 +176,17 @@ struct Sampler::Impl {
   mutable std::mutex mutex;
   std::condition_variable drained;  // signalled after every pass
   SamplerStats stats;
+  // The drain thread's: what it writes instead of the kernel's samples
+  // (stack copies blanked above the initial stack area), each buffer's
+  // heads for the pass and time of its last record, the pieces to write.
+  std::unique_ptr<StackBlanker> blanker;
+  std::vector<uint64_t> heads, ring_times;
+  RecordPieces pieces;
+  // Without the tracking event, execs outside windows go unseen: each
+  // window's start (CLOCK_MONOTONIC) makes every process's area be read
+  // again.
+  std::atomic<uint64_t> window_start_ns{0};
+  uint64_t barrier_ns = 0;
 
   // What open_buffers() opened: the final attrs (after any shrink), the ids
   // of the events and the buffer size they got.
@@ -212,6 +214,15 @@ struct Sampler::Impl {
   void run();
   // in_window: a pass the benchmark pays for (counted in the stats).
   bool drain_pass(bool in_window = false);
+  // The first steps of a pass: the heads to drain to, and what the blanker
+  // must know before it rewrites the records up to them.
+  void prepare_pass();
+  // What a pass counted.
+  struct PassCounts {
+    uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
+  };
+  // Writes one buffer's records up to its head and gives them back.
+  void write_buffer(size_t index, PassCounts& counts);
   void wake();
   // The writer's counters into stats (under the mutex).
   void record_writer_stats();
@@ -229,48 +240,93 @@ void Sampler::Impl::record_writer_stats() {
   }
 }
 
-bool Sampler::Impl::drain_pass(bool in_window) {
-  uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
-  for (CpuBuffer& buffer : cpus) {
-    records += buffer.ring.drain(
-        [&](const perf_event_header& header,
-            const RingBuffer::RecordBytes& bytes) {
-          if (header.type == PERF_RECORD_SAMPLE) {
-            ++samples;
-          } else if (header.type == PERF_RECORD_LOST) {
-            uint64_t lost = 0;
-            if (bytes.read(format::perf::kLostCountOffset, &lost,
-                           sizeof(lost))) {
-              ++lost_records;
-              lost_samples += lost;
-            }
-          }
-        },
-        [&](std::span<const uint8_t> first, std::span<const uint8_t> second) {
-          // Straight from the mapping: the kernel gets the space back only
-          // after this returns.
-          writer.write_records(first, second);
-        });
+void Sampler::Impl::prepare_pass() {
+  heads.resize(cpus.size());
+  ring_times.resize(cpus.size());
+  for (size_t i = 0; i < cpus.size(); ++i) heads[i] = cpus[i].ring.head();
+  if (!blanker || !blanker->active()) return;
+  blanker->begin_pass();
+  // Read after the heads: a sample up to them that a window enabled comes
+  // after that window's start was stored.
+  const uint64_t window = window_start_ns.load(std::memory_order_acquire);
+  if (!options.tracking_event && window != barrier_ns) {
+    blanker->barrier(window);
+    barrier_ns = window;
   }
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const RingBuffer& ring = cpus[i].ring;
+    ring.walk(ring.tail(), heads[i],
+              [&](const perf_event_header& header,
+                  const RingBuffer::RecordBytes& bytes) {
+                blanker->scan(header, bytes, true, &ring_times[i]);
+              });
+  }
+  blanker->learn();
+  // Every exec and fork published before the reads ended is now in the
+  // buffers: note those past the heads too.
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    const RingBuffer& ring = cpus[i].ring;
+    ring.walk(heads[i], ring.head(),
+              [&](const perf_event_header& header,
+                  const RingBuffer::RecordBytes& bytes) {
+                blanker->scan(header, bytes, false, &ring_times[i]);
+              });
+  }
+  blanker->resolve();
+}
+
+void Sampler::Impl::write_buffer(size_t index, PassCounts& counts) {
+  RingBuffer& ring = cpus[index].ring;
+  pieces.clear();
+  const uint64_t stopped = ring.walk(
+      ring.tail(), heads[index],
+      [&](const perf_event_header& header,
+          const RingBuffer::RecordBytes& bytes) {
+        ++counts.records;
+        if (header.type == PERF_RECORD_SAMPLE) {
+          ++counts.samples;
+        } else if (header.type == PERF_RECORD_LOST) {
+          uint64_t lost = 0;
+          if (bytes.read(format::perf::kLostCountOffset, &lost, sizeof(lost))) {
+            ++counts.lost_records;
+            counts.lost_samples += lost;
+          }
+        }
+        if (blanker)
+          blanker->rewrite(header, bytes, pieces);
+        else
+          pieces.add(bytes, 0, header.size);
+      });
+  // Straight from the mapping: the kernel gets the space back only after
+  // this returns.
+  if (pieces.size() > 0) writer.write_records(pieces.pieces());
+  ring.release(stopped, heads[index]);
+}
+
+bool Sampler::Impl::drain_pass(bool in_window) {
+  PassCounts counts;
+  prepare_pass();
+  for (size_t i = 0; i < cpus.size(); ++i) write_buffer(i, counts);
   // A round marker lets perf sort and flush what it has read so far: every
   // record of a later pass is newer than all records of the pass before.
-  if (records > 0) {
+  if (counts.records > 0) {
     writer.write_finished_round();
     writer.flush();
   }
   uint64_t bad = 0;
   for (const CpuBuffer& buffer : cpus) bad += buffer.ring.bad_records();
   std::lock_guard<std::mutex> lock(mutex);
-  stats.samples += samples;
-  stats.lost_records += lost_records;
-  stats.lost_samples += lost_samples;
-  stats.records += records;
+  stats.samples += counts.samples;
+  stats.lost_records += counts.lost_records;
+  stats.lost_samples += counts.lost_samples;
+  stats.records += counts.records;
   stats.drain_passes += 1;
   if (in_window) stats.window_drain_passes += 1;
   stats.bad_records = bad;
+  if (blanker) stats.blanking = blanker->stats();
   record_writer_stats();
   drained.notify_all();
-  return records > 0;
+  return counts.records > 0;
 }
 
 void Sampler::Impl::wake() {
@@ -512,7 +568,8 @@ base::Status Sampler::Impl::write_header(const std::string& output_path,
     events.push_back({opened.track_attr, kTrackingName, opened.track_ids});
   writer.write_pipe_header();
   for (const EventDesc& desc : events) writer.write_attr(desc.attr, desc.ids);
-  write_features(writer, events);
+  write_features(writer, options, events);
+  blanker = std::make_unique<StackBlanker>(opened.sample_attr);
   if (options.compress_level != 0)
     RUNNER_RETURN_IF_ERROR(writer.enable_compression(options.compress_level),
                            "creating the perf output");
@@ -561,6 +618,8 @@ base::Status Sampler::enable() {
                             [&] { return impl_->stats.drain_passes > passes; });
   }
   impl_->sampling.store(true, std::memory_order_release);
+  impl_->window_start_ns.store(now_ns(CLOCK_MONOTONIC),
+                               std::memory_order_release);
   for (const Impl::CpuBuffer& buffer : impl_->cpus)
     RUNNER_RETURN_IF_ERROR(
         buffer.sampling.enable(),

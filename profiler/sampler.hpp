@@ -2,10 +2,12 @@
 // perf.pipedata. Flow: Sampler::create(pid) opens one sampling event and one
 // tracking (dummy side-band) event per online CPU on the suspended child,
 // mmaps one ring buffer per CPU shared by both, writes the pipe header,
-// attrs and features, and starts a drain thread that copies kernel records
-// into the file. enable()/disable() bracket the measured windows; finish()
-// drains the rest and closes the file. The Sampler owns the fds, mappings,
-// output file and thread.
+// attrs and features, and starts a drain thread that writes the kernel's
+// records into the file, the samples' stack copies blanked at and above
+// the initial stack area where argv and the environment lie
+// (stack_blanker.hpp). enable()/disable() bracket the measured windows;
+// finish() drains the rest and closes the file. The Sampler owns the fds,
+// mappings, output file and thread.
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +18,7 @@
 
 #include "base/base.hpp"
 #include "profiler/sampler_options.hpp"
+#include "profiler/stack_blanker.hpp"
 
 namespace runner::profiler {
 
@@ -37,6 +40,9 @@ struct SamplerStats {
   // into the stream and the COMPRESSED record bytes that came out.
   int compress_level = 0;
   uint64_t uncompressed_bytes = 0, compressed_bytes = 0;
+  // DWARF mode: what was blanked of the stack copies (nothing of the
+  // initial stack area, where argv and the environment lie, is written).
+  BlankingStats blanking;
 };
 
 class Sampler {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/base.hpp"
 
@@ -25,6 +27,10 @@ struct SamplerOptions {
   // zstd level of perf.pipedata's kernel records (perf record -z), 1..19;
   // 0 writes them uncompressed.
   int compress_level = 0;
+  // What perf.pipedata's HEADER_CMDLINE says (what `perf report --header`
+  // shows as the cmdline): the runner's own name and subcommand, never the
+  // benchmark's arguments. Empty: "runner".
+  std::vector<std::string> cmdline;
 };
 
 // The default buffer holds about this long of samples per CPU at the chosen

@@ -3,10 +3,15 @@
 //   fork N MS               N forked workers each spin MS, parent waits
 //   exec MS PATH ARGS...    sleep MS, then exec PATH ARGS
 //   early_exit MS           a child spins MS/4 and exits, the parent spins MS
+//   random PATH MS [ARGS]   appends the 16 AT_RANDOM bytes the kernel put on
+//                           its initial stack to PATH (32 hex digits and a
+//                           newline), then spins MS (ARGS are ignored: they
+//                           are there to be looked for)
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,7 +48,28 @@ __attribute__((noinline)) static void run_workers(int n, uint64_t ms) {
   }
 }
 
+// The AT_RANDOM bytes as hex, appended to `path` in one write.
+static int append_random(const char* path) {
+  const unsigned char* bytes = (const unsigned char*)getauxval(AT_RANDOM);
+  if (bytes == NULL) return -1;
+  char line[34];
+  for (int i = 0; i < 16; ++i) snprintf(line + 2 * i, 3, "%02x", bytes[i]);
+  line[32] = '\n';
+  FILE* out = fopen(path, "a");
+  if (out == NULL) return -1;
+  fwrite(line, 1, 33, out);
+  return fclose(out);
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 4 && strcmp(argv[1], "random") == 0) {
+    if (append_random(argv[2]) != 0) {
+      perror(argv[2]);
+      return 1;
+    }
+    hot_spin(strtoull(argv[3], NULL, 10));
+    return 0;
+  }
   if (argc >= 3 && strcmp(argv[1], "spin") == 0) {
     hot_spin(strtoull(argv[2], NULL, 10));
     return 0;
@@ -70,7 +96,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   fprintf(stderr,
-          "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS\n",
+          "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS "
+          "| random PATH MS [ARGS]\n",
           argv[0]);
   return 2;
 }

@@ -1,0 +1,123 @@
+// StackBlanker: what the drain thread writes instead of the kernel's
+// records, so that nothing of a benchmark's environment reaches
+// perf.pipedata through the samples' stack copies.
+//
+// With DWARF call graphs every sample carries a copy of the user stack from
+// the stack pointer up (dwarf,8192: 8 KiB). For a shallow stack the copy
+// reaches the process's initial stack area (InitialStacks): argc, argv and
+// envp, the auxiliary vector and its random bytes, the argv and environment
+// strings. Every byte of the copy at or above that area's start is written
+// as zero; the frames of the program, _start's included, lie below it, so
+// unwinding is unchanged. The bytes after dyn_size, which the kernel skips
+// and which hold whatever an earlier record left in the ring buffer, are
+// zeroed too. When the area of a sample's process cannot be learned, the
+// whole copy is zeroed (the sample keeps its place, time and leaf).
+//
+// The ring buffer's data pages cannot be written by user space (a write
+// raises SIGBUS), so records are not changed in place: a rewritten record
+// is written as pieces, its bytes before the blanked part and after it
+// straight from the mapping with zeros in between, and untouched records
+// as they lie. Nothing is copied by the blanker. A copy zeroed whole also
+// gets a dyn_size of 0 (a word written anew), so that readers see a sample
+// without a stack rather than a stack of zeros; cutting copies to their
+// dyn_size would fit the same single pass (a rewritten header and size
+// word, the same way).
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "format/format.hpp"
+#include "profiler/initial_stacks.hpp"
+#include "profiler/ring_buffer.hpp"
+
+namespace runner::profiler {
+
+// The bytes to write for a run of records: pieces of the ring buffer and of
+// a shared run of zeros, in file order, merged when adjacent.
+class RecordPieces {
+ public:
+  // The largest run of zeros one add_zeros() takes (a stack copy's size is
+  // at most format::perf::kMaxStackSize).
+  static constexpr size_t kMaxZeros = 64 << 10;
+
+  // `size` bytes of a record's bytes from `offset` on.
+  void add(const RingBuffer::RecordBytes& bytes, size_t offset, size_t size);
+  void add_zeros(size_t size);
+  // A field written anew (a u64 in the host's order, as the kernel's are).
+  void add_word(uint64_t value);
+  std::span<const std::span<const uint8_t>> pieces() const { return pieces_; }
+  size_t size() const { return size_; }
+  void clear();
+
+ private:
+  void add(std::span<const uint8_t> piece);
+  std::vector<std::span<const uint8_t>> pieces_;
+  std::deque<uint64_t> words_;  // add_word()'s, at stable addresses
+  size_t size_ = 0;
+};
+
+struct BlankingStats {
+  uint64_t samples_blanked = 0;  // copies that reached the initial area
+  uint64_t bytes_blanked = 0;    // valid copied bytes zeroed in them
+  uint64_t stacks_dropped = 0;   // copies zeroed whole: area unknown
+  uint64_t samples_dropped = 0;  // samples not written: layout unreadable
+  uint64_t stale_bytes = 0;      // bytes after dyn_size zeroed
+  uint64_t area_lookups = 0;     // reads of /proc/<pid>/stat
+};
+
+class StackBlanker {
+ public:
+  // `sample_attr`: the sampling event's attr (its samples are rewritten);
+  // side-band records (of either event) carry the same sample_id trailer.
+  explicit StackBlanker(
+      const perf_event_attr& sample_attr,
+      InitialStacks::Lookup lookup = InitialStacks::read_proc);
+
+  // Whether samples carry stack copies at all (DWARF mode). When not,
+  // records are written as they are and nothing else need be called.
+  bool active() const { return active_; }
+
+  // One drain pass, in this order (see initial_stacks.hpp):
+  //   begin_pass(); scan(..., true) over every buffer up to the heads to be
+  //   written; learn(); scan(..., false) over what arrived since, up to
+  //   heads taken after learn(); resolve(); rewrite() over the first range.
+  // `ring_time` is the buffer's time of the last record scanned (kept by
+  // the caller per buffer, across passes).
+  void begin_pass();
+  void scan(const perf_event_header& header,
+            const RingBuffer::RecordBytes& bytes, bool wanting,
+            uint64_t* ring_time);
+  void learn();
+  void resolve();
+  // Side-band records may have been lost from `time` on (a sampling event
+  // without the tracking event sees none outside benchmark windows).
+  void barrier(uint64_t time);
+  // Appends what to write for the record to `out`.
+  void rewrite(const perf_event_header& header,
+               const RingBuffer::RecordBytes& bytes, RecordPieces& out);
+
+  const BlankingStats& stats() const { return stats_; }
+
+ private:
+  void scan_side_band(const perf_event_header& header,
+                      std::span<const uint8_t> record, uint64_t* ring_time);
+  // The record's bytes in one piece: in the mapping, or copied to scratch_
+  // when it wraps the end of the buffer.
+  std::span<const uint8_t> contiguous(const RingBuffer::RecordBytes& bytes,
+                                      size_t size);
+
+  perf_event_attr attr_{};
+  format::perf::UserStackLayout layout_;
+  bool active_ = false;
+  InitialStacks stacks_;
+  BlankingStats stats_;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace runner::profiler
