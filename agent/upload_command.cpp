@@ -158,8 +158,10 @@ int compare_with_store(compare::CompareOptions options,
   std::fprintf(stderr,
                "runner compare: base: run %s of a push to '%s' (commit %s, "
                "stored %s) from s3://%s/%s\n",
-               record.run_id.c_str(), upload::printable(branch).c_str(),
-               record.commit.c_str(), record.created_at.c_str(),
+               upload::printable(record.run_id).c_str(),
+               upload::printable(branch).c_str(),
+               upload::printable(record.commit).c_str(),
+               upload::printable(record.created_at).c_str(),
                location->bucket.c_str(),
                upload::printable(run->record_key).c_str());
   auto folder = upload::fetch_run(

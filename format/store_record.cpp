@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/json_checker.hpp"
+
 namespace runner::format {
 
 using Json = nlohmann::ordered_json;
@@ -79,8 +81,10 @@ StoreRecord read_record(const Json& j) {
 }  // namespace
 
 base::Result<StoreRecord> read_store_record(std::string_view text) {
+  auto document = parse_json_document<Json>(text);
+  if (!document) return base::Error("store record: " + document.error().what());
   try {
-    return read_record(Json::parse(text));
+    return read_record(*document);
   } catch (const std::exception& e) {
     return base::Error(std::string("store record: ") + e.what());
   }

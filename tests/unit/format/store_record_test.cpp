@@ -93,3 +93,18 @@ TEST_CASE("a size that is not an integer >= 0 is refused, not converted") {
   version.replace(version.find("\"version\": 1"), 12, "\"version\": 1e300");
   CHECK_FALSE(read_store_record(version));
 }
+
+// A record is outside text: a deeply nested member is refused while it is
+// parsed, before nlohmann builds (or recurses through) the containers.
+TEST_CASE("a record nested deeper than 128 levels is refused") {
+  std::string deep = write_store_record(sample());
+  const std::string member = "\"ci_run_url\": ";
+  const size_t at = deep.find(member) + member.size();
+  const size_t end = deep.find(',', at);
+  deep.replace(at, end - at,
+               std::string(100000, '[') + std::string(100000, ']'));
+  auto refused = read_store_record(deep);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message() ==
+        "store record: nested deeper than 128 levels");
+}
