@@ -170,7 +170,7 @@ format-check:
 # No function over 80 lines (comments and blank lines included) in the
 # parts that orchestrate and analyse: clang-tidy's readability-function-size
 # on the build's compile_commands.json.
-SIZE_CHECKED := agent report profiler perfdata compare upload
+SIZE_CHECKED := agent report profiler perfdata compare upload finalize
 function-size: build
 	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED))); \
 	out=$$(clang-tidy -quiet -p $(BUILD) -checks='-*,readability-function-size' \

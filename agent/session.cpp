@@ -11,10 +11,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "agent/finalize.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/language_env.hpp"
 #include "agent/results_check.hpp"
+#include "finalize/finalize.hpp"
 #include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
 #include "report/report.hpp"
@@ -454,10 +454,10 @@ int Session::finalize(int exit_code) {
   return exit_code;
 }
 
-// The one call into agent/finalize.hpp: what the run collected becomes the
+// The one call into finalize/finalize.hpp: what the run collected becomes the
 // profile folder's artifacts (run_ and snapshots_ are handed over).
 base::Status Session::write_artifacts() {
-  FinalizeInput input;
+  finalize::FinalizeInput input;
   input.folder = folder_;
   input.run = std::move(run_);
   input.sampler_options = options_.sampler;
@@ -465,7 +465,7 @@ base::Status Session::write_artifacts() {
   input.snapshots = std::move(snapshots_);
   input.profiled = sampler_stats_.has_value();
   input.use_cache = options_.cache;
-  return finalize_profile(std::move(input));
+  return finalize::finalize_profile(std::move(input));
 }
 
 // ---- report -----------------------------------------------------------------

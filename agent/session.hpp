@@ -7,7 +7,7 @@
 //             benchmark windows) until the benchmark exits; then the FIFO is
 //             drained and the sampler finished
 //   finalize  the results are read once: the instrumentation check, the
-//             artifacts (agent/finalize.hpp) and the results table use them
+//             artifacts (finalize/finalize.hpp) and the results table use them
 //   report    `--report`: the report of the profile folder
 //   (upload would come after report)
 // The Session owns everything a run holds (io_context, FIFOs, sampler,

@@ -1,4 +1,4 @@
-#include "agent/jit_artifacts.hpp"
+#include "finalize/jit_artifacts.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "base/base.hpp"
 #include "symbols/symbols.hpp"
 
-namespace runner::agent {
+namespace runner::finalize {
 namespace {
 
 constexpr const char* kLog = "agent";
@@ -269,4 +269,4 @@ JitArtifacts build_jit_artifacts(
   return builder.take();
 }
 
-}  // namespace runner::agent
+}  // namespace runner::finalize

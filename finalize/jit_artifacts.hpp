@@ -28,7 +28,7 @@
 #include "perfdata/perfdata.hpp"
 #include "symbols/symbols.hpp"
 
-namespace runner::agent {
+namespace runner::finalize {
 
 inline constexpr uint64_t kMaxJitDumpBytes = uint64_t{2} << 30;
 
@@ -71,4 +71,4 @@ void add_cpython_trampolines(
     const std::map<int32_t, std::string>& perf_maps, JitArtifacts& out,
     size_t key_index);
 
-}  // namespace runner::agent
+}  // namespace runner::finalize

@@ -1,4 +1,4 @@
-#include "agent/finalize.hpp"
+#include "finalize/finalize.hpp"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -12,13 +12,14 @@
 #include <set>
 #include <thread>
 
-#include "agent/jit_artifacts.hpp"
 #include "base/base.hpp"
 #include "config.h"
+#include "finalize/jit_artifacts.hpp"
 #include "format/format.hpp"
 #include "profiler/profiler.hpp"
+#include "symbols/symbols.hpp"
 
-namespace runner::agent {
+namespace runner::finalize {
 namespace {
 
 constexpr const char* kLog = "agent";
@@ -509,4 +510,4 @@ base::Status finalize_profile(FinalizeInput input) {
   return written;
 }
 
-}  // namespace runner::agent
+}  // namespace runner::finalize
