@@ -137,38 +137,21 @@ int upload_after_run(UploadOptions options, const std::string& folder) {
 int compare_with_store(compare::CompareOptions options,
                        const std::string& store,
                        const std::optional<std::string>& s3_endpoint) {
-  const upload::Environment env = upload::current_environment();
-  const std::string branch = options.base.empty()
-                                 ? upload::default_base_branch(env)
-                                 : options.base.front();
-  auto location = upload::parse_s3_url(store);
-  auto facts = upload::collect_run_facts(current_directory(), env);
-  auto fail = [](const base::Error& e) {
-    std::fprintf(stderr, "runner compare: %s\n", e.what().c_str());
+  upload::StoreBaseQuery query;
+  query.store = store;
+  query.s3_endpoint = s3_endpoint;
+  if (!options.base.empty()) query.branch = options.base.front();
+  query.checkout = current_directory();
+  auto base = upload::fetch_store_base(
+      query, upload::current_environment(), std::cerr,
+      [](const std::string& description) {
+        std::fprintf(stderr, "runner compare: base: %s\n", description.c_str());
+      });
+  if (!base) {
+    std::fprintf(stderr, "runner compare: %s\n", base.error().what().c_str());
     return 2;
-  };
-  if (!location) return fail(location.error());
-  if (!facts) return fail(facts.error());
-  auto client = store_client(env, s3_endpoint, 64ull << 20);
-  if (!client) return fail(client.error());
-  auto run =
-      upload::find_newest_run(*client, *location, *facts, branch, std::cerr);
-  if (!run) return fail(run.error());
-  const format::StoreRecord& record = run->record;
-  std::fprintf(stderr,
-               "runner compare: base: run %s of a push to '%s' (commit %s, "
-               "stored %s) from s3://%s/%s\n",
-               upload::printable(record.run_id).c_str(),
-               upload::printable(branch).c_str(),
-               upload::printable(record.commit).c_str(),
-               upload::printable(record.created_at).c_str(),
-               location->bucket.c_str(),
-               upload::printable(run->record_key).c_str());
-  auto folder = upload::fetch_run(
-      *client, *location, *run, upload::default_store_cache(env),
-      upload::store_limits_from_environment(env), std::cerr);
-  if (!folder) return fail(folder.error());
-  options.base = {*folder};
+  }
+  options.base = {base->folder};
   return compare_command(options);
 }
 

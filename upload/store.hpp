@@ -21,12 +21,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "upload/archive.hpp"
 #include "upload/environment.hpp"
@@ -124,6 +125,31 @@ base::Result<std::string> fetch_run(
 
 // $XDG_CACHE_HOME/runner/store, else $HOME/.cache/runner/store.
 std::string default_store_cache(const Environment& env);
+
+// The base of `runner compare --store`: where to look and for which
+// branch.
+struct StoreBaseQuery {
+  std::string store;  // s3://BUCKET[/PREFIX]
+  std::optional<std::string> s3_endpoint;
+  std::optional<std::string> branch;  // else default_base_branch
+  std::string checkout;               // whose facts name the repository
+};
+
+struct StoreBase {
+  std::string folder;  // the run, unpacked in default_store_cache
+  // "run <id> of a push to '<branch>' (commit <sha>, stored <time>) from
+  // s3://<bucket>/<record key>", printable.
+  std::string description;
+};
+
+// The newest run of a push to the branch (find_newest_run), fetched into
+// the store cache with store_limits_from_environment (fetch_run), from the
+// environment's credentials. `found` (when set) gets the description once
+// the run is chosen, before its download. Warnings and progress go to
+// `log`.
+base::Result<StoreBase> fetch_store_base(
+    const StoreBaseQuery& query, const Environment& env, std::ostream& log,
+    const std::function<void(const std::string&)>& found = {});
 
 // A run id that is safe as a folder name: at most 128 bytes of
 // [A-Za-z0-9._-], not starting with '.'.

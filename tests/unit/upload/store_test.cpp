@@ -573,3 +573,62 @@ TEST_CASE("store limits from the environment") {
   CHECK(bad.max_bytes == defaults.max_bytes);
   CHECK(bad.max_entries == defaults.max_entries);
 }
+
+TEST_CASE("fetch_store_base: the newest push of the branch, fetched") {
+  TempDir dir;
+  FakeS3 s3;
+  std::ostringstream log;
+  write(dir.file("run/results/1.json"), "{}");
+  const StoredRun run = serve_folder(s3, dir.file("run"), "20260101T0Z-1");
+  const Environment env = {{"GITHUB_ACTIONS", "true"},
+                           {"GITHUB_SHA", std::string(40, 'c')},
+                           {"GITHUB_REF", "refs/heads/feat"},
+                           {"GITHUB_REF_NAME", "feat"},
+                           {"GITHUB_REPOSITORY", "acme/widgets"},
+                           {"GITHUB_EVENT_NAME", "push"},
+                           {"AWS_ACCESS_KEY_ID", "key"},
+                           {"AWS_SECRET_ACCESS_KEY", "secret"},
+                           {"XDG_CACHE_HOME", dir.file("cache")}};
+  StoreBaseQuery query;
+  query.store = "s3://bench/ci";
+  query.s3_endpoint = s3.endpoint();
+  query.checkout = dir.path();
+  std::vector<std::string> found;
+  std::string log_when_found;
+  auto base =
+      fetch_store_base(query, env, log, [&](const std::string& description) {
+        found.push_back(description);
+        log_when_found = log.str();
+      });
+  INFO(log.str());
+  REQUIRE_MESSAGE(base, base.error().what());
+  // The branch is the default base branch (main), not the run's own.
+  const std::string expected =
+      "run 20260101T0Z-1 of a push to 'main' (commit " + std::string(40, 'a') +
+      ", stored 2026-01-01T00:00:00.000Z) from s3://bench/" + run.record_key;
+  CHECK(base->description == expected);
+  CHECK(found == std::vector<std::string>{expected});
+  // Told before the download starts.
+  CHECK_FALSE(contains(log_when_found, "fetching"));
+  CHECK(contains(log.str(), "fetching 20260101T0Z-1"));
+  CHECK(base->folder == dir.file("cache") + "/runner/store/20260101T0Z-1");
+  CHECK(fs::exists(base->folder + "/results/1.json"));
+
+  // Another branch has no base; a bad URL and missing credentials are
+  // errors before any request.
+  query.branch = "release";
+  auto none = fetch_store_base(query, env, log);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code() == ENOENT);
+  query.branch.reset();
+  const size_t requests = s3.gets().size();
+  query.store = "https://bench/ci";
+  CHECK_FALSE(fetch_store_base(query, env, log));
+  query.store = "s3://bench/ci";
+  Environment no_credentials = env;
+  no_credentials.erase("AWS_ACCESS_KEY_ID");
+  auto refused = fetch_store_base(query, no_credentials, log);
+  REQUIRE_FALSE(refused);
+  CHECK(contains(refused.error().what(), "AWS_ACCESS_KEY_ID"));
+  CHECK(s3.gets().size() == requests);
+}
