@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/text.hpp"
+#include "base/base.hpp"
 
 namespace runner::compare {
 namespace {

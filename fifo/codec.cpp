@@ -4,7 +4,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "base/text.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 
 namespace runner::fifo {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::format {
 

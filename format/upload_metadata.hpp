@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::format {
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::format {
 

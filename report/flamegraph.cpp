@@ -7,7 +7,7 @@
 #include <map>
 #include <memory>
 
-#include "base/text.hpp"
+#include "base/base.hpp"
 #include "report/flamegraph_svg.hpp"
 
 namespace runner::report {

@@ -20,8 +20,8 @@
 #include <ctime>
 #include <random>
 
-#include "base/cache_folder.hpp"
-#include "format/bytes.hpp"
+#include "base/base.hpp"
+#include "format/format.hpp"
 
 namespace runner::symbols {
 namespace {

@@ -13,9 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "base/clock.hpp"
-#include "base/fs.hpp"
-#include "base/log.hpp"
+#include "base/base.hpp"
 
 namespace runner::upload {
 namespace {

@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/result.hpp"
-#include "base/unique_fd.hpp"
+#include "base/base.hpp"
 
 namespace runner::upload {
 

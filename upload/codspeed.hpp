@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "upload/archive.hpp"
 #include "upload/environment.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::upload {
 

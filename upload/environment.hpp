@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::upload {
 

@@ -12,8 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "base/fs.hpp"
-#include "base/text.hpp"
+#include "base/base.hpp"
 
 #include <curl/curl.h>
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 
 namespace runner::upload {
 

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <set>
 
-#include "base/text.hpp"
+#include "base/base.hpp"
 #include "upload/digest.hpp"
 
 namespace runner::upload {

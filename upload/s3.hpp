@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "base/result.hpp"
+#include "base/base.hpp"
 #include "format/format.hpp"
 #include "upload/environment.hpp"
 #include "upload/http.hpp"

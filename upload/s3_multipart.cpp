@@ -7,7 +7,7 @@
 #include <cctype>
 #include <chrono>
 
-#include "base/text.hpp"
+#include "base/base.hpp"
 #include "upload/digest.hpp"
 #include "upload/s3.hpp"
 

@@ -1,9 +1,9 @@
+#include "finalize/finalize.hpp"
+
 #include <algorithm>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
-
-#include "finalize/finalize.hpp"
 
 using runner::finalize::execution_timestamps_msgpack;
 
