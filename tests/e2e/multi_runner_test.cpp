@@ -7,12 +7,14 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -66,6 +68,14 @@ bool namespaces_allowed() {
 std::string nobody_name() {
   struct passwd* pw = ::getpwuid(kNobody);
   return pw != nullptr ? pw->pw_name : "";
+}
+
+// True when some process holds the fixed lock file's lock (a runner is on
+// the fixed paths).
+bool lock_held_now() {
+  runner::base::UniqueFd fd(::open(kLock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return false;
+  return ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
 // Why the fixed paths cannot be used by this test now ("" when they can).
@@ -347,9 +357,16 @@ TEST_SUITE("e2e") {
     check_own_run(b, rb, "integrations/examples/bench_example.cpp::", a);
     check_no_private_dirs(dir.path());
     // The last runner out removed the placeholders it bound over; no lock.
-    CHECK_FALSE(exists_nofollow(kCtl));
-    CHECK_FALSE(exists_nofollow(kAck));
-    CHECK_FALSE(exists_nofollow(kLock));
+    // A runner started meanwhile outside the test (it holds the lock now)
+    // owns whatever lies there.
+    if (lock_held_now()) {
+      MESSAGE("SKIP the fixed paths after the run: a runner outside the "
+              "test holds " << kLock);
+    } else {
+      CHECK_FALSE(exists_nofollow(kCtl));
+      CHECK_FALSE(exists_nofollow(kAck));
+      CHECK_FALSE(exists_nofollow(kLock));
+    }
   }
 
   TEST_CASE("a lock file squatted by another user names its owner") {
