@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -360,8 +360,10 @@ TEST_SUITE("e2e") {
     // A runner started meanwhile outside the test (it holds the lock now)
     // owns whatever lies there.
     if (lock_held_now()) {
-      MESSAGE("SKIP the fixed paths after the run: a runner outside the "
-              "test holds " << kLock);
+      MESSAGE(
+          "SKIP the fixed paths after the run: a runner outside the "
+          "test holds "
+          << kLock);
     } else {
       CHECK_FALSE(exists_nofollow(kCtl));
       CHECK_FALSE(exists_nofollow(kAck));
