@@ -1,4 +1,4 @@
-// The exec targets JSON (spec §6.1): written by `runner exec`, read by
+// The exec targets JSON (docs/formats.md): written by `runner exec`, read by
 // `exec-harness -`.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
