@@ -123,7 +123,7 @@ std::span<const uint8_t> payload_of(const Bytes& frame) {
 }  // namespace
 
 TEST_SUITE("fifo") {
-  TEST_CASE("spec byte examples encode and decode exactly") {
+  TEST_CASE("the protocol's byte examples encode and decode exactly") {
     for (const auto& example : spec_examples()) {
       CAPTURE(fifo::describe(example.command));
       CHECK(fifo::encode_frame(example.command) == example.frame);
