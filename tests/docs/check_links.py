@@ -55,9 +55,11 @@ def tracked_files(root):
     for folder, dirs, names in os.walk(root):
         rel = os.path.relpath(folder, root)
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and
-                   not (rel == "." and (d.startswith("build") or
-                                        d.startswith("runner-profile") or
-                                        d in ("demo-profile", "debian")))]
+                   not os.path.isdir(os.path.join(folder, d, "meson-private")) and
+                   not (rel == "." and (d.startswith(("build", "obj-", "runner-profile")) or
+                                        d in ("demo-profile", ".pc")))]
+        if rel == "debian":  # the package's sources, not what a build stages
+            dirs[:] = [d for d in dirs if d == "source"]
         for name in names:
             files.append(os.path.normpath(os.path.join(rel, name)))
     return files
