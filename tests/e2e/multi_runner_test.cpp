@@ -1,5 +1,5 @@
 // End-to-end tests of several runners on one machine and of a squatted lock
-// path (issue 13, case 6), with the real binary on CodSpeed's fixed paths
+// path with the real binary on CodSpeed's fixed paths
 // /tmp/runner.{ctl,ack}.fifo and the lock /tmp/runner.fifo.lock: these
 // paths are the product's, not test files, so the cases below refuse to run
 // when something already sits there (a runner outside the test lock).

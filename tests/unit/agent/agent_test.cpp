@@ -195,7 +195,7 @@ TEST_SUITE("agent") {
     CHECK(d["uri_by_ts"][0][0].get<uint64_t>() == 0xfffffffffffffff1ull);
   }
 
-  TEST_CASE("results validation (spec 2.5)") {
+  TEST_CASE("results validation") {
     runner::testing::TempDir dir;
     auto none = load_results(dir.path(), false);
     REQUIRE_FALSE(none);
