@@ -122,7 +122,7 @@ bench-compare: build
 	  --workload $(BUILD)/tests/e2e/compare_workload \
 	  --out $(BENCH_COMPARE_OUT) $(BENCH_COMPARE_ARGS)
 
-# Issue 18's performance figures against their reference tools, in one run
+# The performance figures of docs/performance.md against their reference tools, in one run
 # (bench/perf/perf_bench.py): report vs perf script and cat at 10k/100k/1M
 # samples (the 1M profile needs about 9 GB in BENCH_PERF_DIR), lost samples
 # vs perf record at 997-10000 Hz x dwarf 8-32 KiB, and the finalize and size

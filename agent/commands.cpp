@@ -101,8 +101,8 @@ std::optional<int> check_exec_targets(
   return std::nullopt;
 }
 
-// The targets go to `exec-harness -` on stdin (spec §6.1), from an
-// anonymous temporary file (in $TMPDIR).
+// The targets go to `exec-harness -` on stdin (docs/formats.md, "Exec
+// targets"), from an anonymous temporary file (in $TMPDIR).
 base::Result<base::UniqueFd> exec_targets_input(
     const std::vector<format::ExecTarget>& targets) {
   RUNNER_ASSIGN_OR_RETURN(

@@ -1,5 +1,5 @@
-// `runner exec` project files: runner.yml / codspeed.yml (spec
-// codspeed-runner-walltime.md §1.3) read through yaml-cpp into the exec
+// `runner exec` project files: runner.yml / codspeed.yml (see
+// docs/exec.md) read through yaml-cpp into the exec
 // targets handed to `exec-harness -` (format/exec_targets.hpp). Any YAML
 // document is accepted (block scalars, anchors and aliases, flow
 // collections, `<<` merge keys); the schema is checked here:

@@ -1,7 +1,7 @@
 #pragma once
 
 // The environment the runner adds so that JIT and interpreted languages name
-// their own frames and keep them walkable (issue: complete stacks):
+// their own frames and keep them walkable (complete stacks):
 //   Node    NODE_OPTIONS      --perf-basic-prof (perf-<pid>.map)
 //                             --interpreted-frames-native-stack
 //   CPython PYTHONPERFSUPPORT=1 (>= 3.12: perf trampolines, perf-<pid>.map)

@@ -1,5 +1,6 @@
 // Validation of the walltime results a benchmark wrote into
-// <folder>/results/*.json (spec §2.5), and the end-of-run table.
+// <folder>/results/*.json (docs/formats.md, "Results JSON"), and the end-of-run
+// table.
 #pragma once
 
 #include <optional>

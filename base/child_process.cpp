@@ -208,8 +208,9 @@ Result<std::string> find_executable(const std::string& name,
     std::string candidate = dir + "/" + name;
     if (is_executable_file(candidate)) return candidate;
     struct stat st {};
-    if (refused.empty() &&
-        (::stat(candidate.c_str(), &st) == 0 || errno == EACCES))
+    // A candidate under a directory we cannot search may not exist: like
+    // a shell, the search goes on and ends in "not found".
+    if (refused.empty() && ::stat(candidate.c_str(), &st) == 0)
       refused = candidate;
     if (colon == std::string_view::npos) break;
     rest = rest.substr(colon + 1);

@@ -1,9 +1,9 @@
-// compare's statistics (internal to compare/; spec ci-jit-compare-formats.md
-// §5): the distributions (normal, Student t via the regularized incomplete
-// beta), mid-ranks, the rank tests (Mann-Whitney U, Wilcoxon signed-rank)
-// with their exact null distributions, the Hodges-Lehmann estimates with
-// their distribution-free confidence intervals, Welch's t-test, and the
-// Holm and Benjamini-Hochberg p-value adjustments. Pure functions over
+// compare's statistics (internal to compare/; see
+// docs/compare.md): the distributions (normal, Student t via the regularized
+// incomplete beta), mid-ranks, the rank tests (Mann-Whitney U, Wilcoxon
+// signed-rank) with their exact null distributions, the Hodges-Lehmann
+// estimates with their distribution-free confidence intervals, Welch's t-test,
+// and the Holm and Benjamini-Hochberg p-value adjustments. Pure functions over
 // values; conventions follow R's stats package unless said otherwise.
 //
 // Sizes: ranks are O(n log n); the Hodges-Lehmann medians and bounds are

@@ -1,5 +1,5 @@
 // The exec targets document: the JSON array `runner exec` hands to
-// `exec-harness -` on stdin (spec codspeed-runner-walltime.md §6.1), and
+// `exec-harness -` on stdin (docs/formats.md, "Exec targets"), and
 // the walltime options both command lines and runner.yml set. Written and
 // read here only:
 //   [{"command": ["sleep", "1"], "name": "optional",

@@ -1,4 +1,4 @@
-// ExecutionTimestamps.msgpack (fifo-protocol-and-results.md): the benchmark
+// ExecutionTimestamps.msgpack (docs/formats.md): the benchmark
 // URIs with the time they were announced, and the markers in arrival order.
 // msgpack map(2) {"uri_by_ts": [[ts, uri], ...], "markers": [{"<Kind>": ts},
 // ...]} with the smallest integer forms. perf.metadata keeps a JSON copy of

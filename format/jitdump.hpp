@@ -21,7 +21,7 @@
 //  - CLOSE (3): the prefix only.
 //  - UNWINDING_INFO (4): u64 unwinding_size, u64 eh_frame_hdr_size,
 //    u64 mapped_size, then unwinding_size bytes: .eh_frame FIRST, then the
-//    .eh_frame_hdr (its last eh_frame_hdr_size bytes). The spec's text says
+//    .eh_frame_hdr (its last eh_frame_hdr_size bytes). perf's jitdump text says
 //    the reverse; perf's jit_add_eh_frame_info (tools/perf/util/genelf.c),
 //    CPython (Python/perf_jit_trampoline.c) and V8 (src/diagnostics/
 //    eh-frame.cc, EhFrameWriter::Finish then WriteEhFrameHdr) all use this

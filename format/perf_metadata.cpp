@@ -16,7 +16,7 @@ namespace {
 
 // ---- writing ----------------------------------------------------------------
 
-using Json = nlohmann::ordered_json;  // keeps the spec's member order
+using Json = nlohmann::ordered_json;  // keeps the documented member order
 
 Json uri_by_ts_json(const ExecutionTimestamps& timestamps) {
   Json out = Json::array();

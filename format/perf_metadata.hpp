@@ -1,4 +1,4 @@
-// perf.metadata (codspeed-runner-walltime.md §4.5, version 1): the JSON
+// perf.metadata (docs/formats.md, "perf.metadata"; version 1): the JSON
 // document beside perf.pipedata that says, per pid, which module artifacts
 // (<key>.symbols.map, <key>.unwind_data) apply at which load bias, plus the
 // debug info of each module, copies of the benchmark URIs and markers, and
@@ -133,9 +133,9 @@ struct PerfMetadata {
   bool operator==(const PerfMetadata&) const = default;
 };
 
-// The JSON text, members in the order of §4.5; empty per-pid lists and empty
-// optional sections are left out. Invalid UTF-8 in a path is written as
-// U+FFFD rather than losing the whole file.
+// The JSON text, members in the order of PerfMetadata above; empty per-pid
+// lists and empty optional sections are left out. Invalid UTF-8 in a path is
+// written as U+FFFD rather than losing the whole file.
 std::string write_perf_metadata(const PerfMetadata& metadata);
 
 struct PerfMetadataRead {

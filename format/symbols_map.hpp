@@ -1,6 +1,6 @@
-// <key>.symbols.map (spec §4.2): the symbols of one module, one
-// "<addr hex> <size hex> <name>" line each, written by symbols/ and read by
-// report/. Addresses are raw ELF addresses (SVMA).
+// <key>.symbols.map (docs/formats.md, "Symbols maps"): the symbols of one
+// module, one "<addr hex> <size hex> <name>" line each, written by symbols/
+// and read by report/. Addresses are raw ELF addresses (SVMA).
 #pragma once
 
 #include <cstddef>

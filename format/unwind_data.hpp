@@ -1,8 +1,8 @@
-// <key>.unwind_data: bincode 1.x of the Rust enum UnwindDataCompat (spec
-// §4.4), written by symbols/ for each module and read by report/.
-// Fixed-width little-endian integers, u32 enum variant index (= format
-// version - 1), u64 length prefixes for String/Vec, u8 0/1 tag for Option,
-// Range<u64> as two u64.
+// <key>.unwind_data: bincode 1.x of the Rust enum UnwindDataCompat
+// (docs/formats.md, "Unwind data"), written by symbols/ for each module and
+// read by report/. Fixed-width little-endian integers, u32 enum variant index
+// (= format version - 1), u64 length prefixes for String/Vec, u8 0/1 tag for
+// Option, Range<u64> as two u64.
 #pragma once
 
 #include <cstdint>

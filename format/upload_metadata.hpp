@@ -1,5 +1,5 @@
 // The upload metadata JSON of CodSpeed's upload protocol, version 10
-// (reference: codspeed-runner-walltime.md §7.1): camelCase members, the
+// (docs/upload.md): camelCase members, the
 // run-environment members flattened into the top level. Written once here:
 // the bytes POSTed are the bytes hashed for a tokenless run. Also the
 // service's answer {status, uploadUrl, runId}.

@@ -1,7 +1,7 @@
 // results/<pid>.json: the walltime results an integration writes for the
-// runner (fifo-protocol-and-results.md §2.2, codspeed-runner-walltime.md
-// §7.2). Written by integrations/results (exec-harness, the example
-// benchmark), read and validated by the agent at the end of a run.
+// runner (docs/formats.md, "Results JSON"). Written by integrations/results
+// (exec-harness, the example benchmark), read and validated by the agent at the
+// end of a run.
 #pragma once
 
 #include <cstdint>

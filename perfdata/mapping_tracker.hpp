@@ -1,8 +1,8 @@
 // MappingTracker: which ELF file is mapped where, per benchmark process.
 // Replays the side-band records of a perf.pipedata (MMAP2, COMM exec,
 // FORK/EXIT) in time order over a set of tracked pids, then backfills
-// what perf missed from /proc/<pid>/maps snapshots (spec §3.4, §5.1,
-// §5.2, §5.8).
+// what perf missed from /proc/<pid>/maps snapshots (docs/formats.md,
+// "Mappings").
 //
 // Ownership: the tracker owns the pinned fds taken over from snapshots;
 // a TrackedMapping whose open_path is /proc/self/fd/N is readable only while

@@ -1,8 +1,8 @@
 // /proc/<pid>/maps: snapshots of a live process's executable
 // file mappings. A snapshot is taken while the process is alive (when a pid
-// announces itself) to backfill mappings perf never recorded (spec §5.2).
-// Mappings of deleted files are pinned: the snapshot owns an fd on the
-// mapped file, readable later through /proc/self/fd/<fd> even after the
+// announces itself) to backfill mappings perf never recorded (docs/formats.md,
+// "Mappings"). Mappings of deleted files are pinned: the snapshot owns an fd on
+// the mapped file, readable later through /proc/self/fd/<fd> even after the
 // process and the directory entry are gone.
 #pragma once
 

@@ -10,7 +10,7 @@
 namespace runner::report {
 namespace {
 
-// DW_OP_* opcodes of the CFI subset (DWARF 5 §7.7.1).
+// DW_OP_* opcodes of the CFI subset (DWARF 5, section 7.7.1).
 enum Op : uint8_t {
   kAddr = 0x03,
   kDeref = 0x06,
@@ -271,7 +271,7 @@ class Machine {
             static_cast<uint64_t>(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b));
       case kXor:
         return push(a ^ b);
-      // Comparisons are signed (DWARF 5 §2.5.1.5).
+      // Comparisons are signed (DWARF 5, section 2.5.1.5).
       case kEq:
         return push(sa == sb);
       case kGe:

@@ -1,4 +1,4 @@
-// file:line per symbol through libdw (spec §5.7).
+// file:line per symbol through libdw (docs/formats.md, "Debug info").
 //
 // Instead of asking libdw for the scope chain of every address (a walk of the
 // whole CU per query), each CU is walked once, lazily, to collect its

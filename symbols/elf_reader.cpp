@@ -1,5 +1,6 @@
 // Public ELF entry points on top of ElfImage: summary, load bias, separate
-// debug file lookup, symbol extraction, unwind sections (§5.6).
+// debug file lookup, symbol extraction, unwind sections (.eh_frame,
+// .eh_frame_hdr).
 #include <elf.h>
 #include <sys/stat.h>
 

@@ -53,10 +53,11 @@ struct ElfSummary {
 
 base::Result<ElfSummary> read_elf_summary(const std::string& open_path);
 
-// Load bias of one executable mapping [start, end) at file `offset` (spec
-// §5.4): the first PT_LOAD whose file range contains the mapping's file range
-// or is contained in it; bias = runtime address of that segment - p_vaddr,
-// with wrapping arithmetic (biases may "wrap" for odd layouts).
+// Load bias of one executable mapping [start, end) at file `offset` (see
+// docs/formats.md, "Load bias"): the first PT_LOAD whose file range contains
+// the mapping's file range or is contained in it; bias = runtime address of
+// that segment - p_vaddr, with wrapping arithmetic (biases may "wrap" for odd
+// layouts).
 base::Result<uint64_t> compute_load_bias(std::span<const LoadSegment> loads,
                                          uint64_t start, uint64_t end,
                                          uint64_t offset);
@@ -121,11 +122,11 @@ struct ModuleDebugInfo {
   std::vector<DebugInfoEntry> entries;  // sorted by addr
 };
 
-// Spec §5.7: for each symbol, file:line of the outermost non-inlined frame at
-// its address (the call site of the outermost inlined call, or the line
-// table row when nothing is inlined there), from this file's DWARF or from its
-// separate debug file. Symbols without a location are skipped; no entry at
-// all -> Error.
+// Debug info (docs/formats.md, "Debug info"): for each symbol, file:line of the
+// outermost non-inlined frame at its address (the call site of the outermost
+// inlined call, or the line table row when nothing is inlined there), from this
+// file's DWARF or from its separate debug file. Symbols without a location are
+// skipped; no entry at all -> Error.
 base::Result<ModuleDebugInfo> read_debug_info(const std::string& open_path,
                                               const std::string& recorded_path,
                                               std::span<const Symbol> symbols,

@@ -22,7 +22,7 @@ std::chrono::milliseconds put_timeout(uint64_t bytes) {
   return std::chrono::milliseconds(120000 + bytes / 262144 * 1000);
 }
 
-// GitHub's OIDC id token (ci-jit-compare-formats.md §3.3); std::nullopt
+// GitHub's OIDC id token (audience codspeed.io, docs/upload.md); std::nullopt
 // when the job has no id-token permission.
 base::Result<std::optional<std::string>> oidc_token(HttpClient& http,
                                                     const Environment& env,

@@ -1,4 +1,4 @@
-// CodSpeed's upload protocol (reference: codspeed-runner-walltime.md §7.1):
+// CodSpeed's upload protocol (docs/upload.md):
 // the folder packed as tar, the metadata JSON (version 10) POSTed with the
 // token, then the archive PUT to the returned URL, streamed from disk.
 #pragma once

@@ -1,7 +1,7 @@
 // The S3 API subset of the store, path-style, SigV4-signed by libcurl (see
 // s3.hpp). With curl 7.88 the query string is signed as written, so every
 // query below is already sorted by name and canonically encoded, and the
-// payload hash header is always given (ci-jit-compare-formats.md §4.4).
+// payload hash header (x-amz-content-sha256) is always given.
 #include "upload/s3.hpp"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 18's figures, each against its reference tool, in one run.
+"""The figures of docs/performance.md, each against its reference tool, in one run.
 
   report    `runner report` (--format perf-script with 1, 2 and 3 threads,
             and the default summary + flamegraph outputs with 3, the

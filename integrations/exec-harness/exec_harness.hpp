@@ -1,4 +1,4 @@
-// exec-harness: any command as a walltime benchmark (spec §6).
+// exec-harness: any command as a walltime benchmark (docs/exec.md).
 //  - walltime_loop: the round loop (warm-up, round count from the walltime
 //    options of format::WalltimeOptions), driven by exec-harness's main and
 //    by the unit tests with fake rounds.

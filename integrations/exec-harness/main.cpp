@@ -1,5 +1,5 @@
-// exec-harness: turns commands into walltime benchmarks (spec
-// codspeed-runner-walltime.md §6). Each round spawns the command (no shell)
+// exec-harness: turns commands into walltime benchmarks (see
+// docs/exec.md). Each round spawns the command (no shell)
 // and waits for it; the rounds are reported to the runner over the FIFO
 // (client library) and written to results/<pid>.json.
 #include <fcntl.h>
@@ -57,7 +57,7 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
-// "exec-harness -": the spec §6.1 JSON array on stdin.
+// "exec-harness -": the exec targets JSON array on stdin (docs/formats.md).
 std::optional<Failure> read_stdin_targets(std::vector<ExecTarget>& targets) {
   std::string text((std::istreambuf_iterator<char>(std::cin)),
                    std::istreambuf_iterator<char>());

@@ -1,4 +1,4 @@
-// exec-harness measurement logic (spec codspeed-runner-walltime.md §6.3):
+// exec-harness measurement logic (docs/exec.md, "Rounds"):
 // validation of the walltime options (format::WalltimeOptions, parsed by
 // format/quantities and shared with `runner exec`), the round-count rules
 // derived from the warmup, and the warmup + measurement loop. Rounds and the

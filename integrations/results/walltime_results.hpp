@@ -1,6 +1,6 @@
-// Walltime results (spec: codspeed-runner-walltime.md §7.2, results schema of
-// fifo-protocol-and-results.md §2.2): statistics of measured rounds and the
-// results/<pid>.json writer shared by the example benchmark and exec-harness.
+// Walltime results (docs/formats.md, "Results JSON"): statistics of measured
+// rounds and the results/<pid>.json writer shared by the example benchmark and
+// exec-harness.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@ using Creator = format::Creator;
 BenchmarkStats compute_stats(std::span<const uint64_t> round_ns,
                              std::span<const uint64_t> iters = {});
 
-// The pretty-printed JSON document of spec §7.2
+// The pretty-printed results JSON document
 // (format::write_walltime_results).
 std::string results_json(const Creator& creator,
                          std::span<const BenchmarkResult> benchmarks);

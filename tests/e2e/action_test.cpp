@@ -534,7 +534,7 @@ TEST_SUITE("e2e") {
   TEST_CASE("runner-install builds, verifies and installs a private copy") {
     TempDir dir;
     write_install_tools(dir);
-    // A package left in the cache folder the old way (any runner_*.deb) is
+    // A package left loose in the cache folder (any runner_*.deb) is
     // never installed: the folder holds none of these sources yet.
     fs::create_directories(dir.file("cache"));
     fs::permissions(dir.file("cache"),

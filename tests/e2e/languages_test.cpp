@@ -1,4 +1,4 @@
-// Complete stacks for JIT and interpreted code (issue 17): `runner exec` on
+// Complete stacks for JIT and interpreted code: `runner exec` on
 // CPU-bound programs of our own in Node, CPython 3.12/3.13 and Java
 // (tests/e2e/programs/languages/), with no flags of the user's: the runner
 // switches on perf maps, jitdumps and frame pointers itself

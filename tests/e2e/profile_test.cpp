@@ -1,5 +1,5 @@
-// End-to-end tests of sampling (issue: perf_event_open over the process
-// tree, only inside benchmark windows, perf.pipedata read by `perf script`).
+// End-to-end tests of sampling (perf_event_open over the process tree, only
+// inside benchmark windows, perf.pipedata read by `perf script`).
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -168,7 +168,7 @@ TEST_SUITE("agent") {
                   "packaging/runner.1");
   }
 
-  TEST_CASE("results validation (spec 2.5)") {
+  TEST_CASE("results validation") {
     runner::testing::TempDir dir;
     auto none = load_results(dir.path(), false);
     REQUIRE_FALSE(none);

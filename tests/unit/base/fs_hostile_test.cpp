@@ -1,8 +1,7 @@
 // base::read_file / write_file_atomic / set_log_file against files a hostile
 // local user planted: symlinks at the names we write (and at the temporary
-// name write_file_atomic used to predict), a FIFO and a device where we read.
-// Only the API that existed before the hardening is used, so these cases
-// build and fail on the old code.
+// name a predictable write_file_atomic would pick), a FIFO and a device where
+// we read.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -47,7 +46,7 @@ TEST_SUITE("base") {
     const std::string victim = dir.file("victim");
     write_text(victim, kPrecious);
     const std::string path = dir.file("perf.metadata");
-    // What write_file_atomic used to open with O_CREAT|O_TRUNC.
+    // The name a predictable write_file_atomic would open with O_CREAT|O_TRUNC.
     const std::string guessed = path + ".tmp." + std::to_string(::getpid());
     REQUIRE(::symlink(victim.c_str(), guessed.c_str()) == 0);
 

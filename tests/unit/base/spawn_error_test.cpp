@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -31,6 +32,34 @@ bool contains(const std::string& text, const std::string& part) {
 void write_file(const std::string& path, const std::string& text, int mode) {
   REQUIRE(runner::base::write_file_atomic(path, text));
   REQUIRE(::chmod(path.c_str(), static_cast<mode_t>(mode)) == 0);
+}
+
+// What `body` returns, run in a forked child (as the user `nobody`, uid
+// 65534, when `as_nobody`): a process whose permissions differ from ours.
+std::string in_child(bool as_nobody, const std::function<std::string()>& body) {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    if (as_nobody && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(3);
+    const std::string text = body();
+    (void)!::write(pipe_fds[1], text.data(), text.size());
+    _exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(pipe_fds[0], buf, sizeof(buf))) > 0)
+    text.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return text;
 }
 
 // The error of spawning `path` (the spawn must fail).
@@ -137,39 +166,45 @@ TEST_SUITE("base") {
     REQUIRE(::mkdir(locked.c_str(), 0700) == 0);
     write_file(locked + "/prog", "#!/bin/sh\nexit 0\n", 0755);
     if (!root) REQUIRE(::chmod(locked.c_str(), 0) == 0);
-    int pipe_fds[2];
-    REQUIRE(::pipe(pipe_fds) == 0);
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::close(pipe_fds[0]);
-      if (root && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(3);
+    const std::string text = in_child(root, [&] {
       SpawnOptions opts;
       opts.argv = {locked + "/prog"};
       auto child = ChildProcess::spawn(opts);
-      std::string text = child ? "spawned"
-                               : std::to_string(child.error().code()) + " " +
-                                     child.error().what();
-      (void)!::write(pipe_fds[1], text.data(), text.size());
-      _exit(0);
-    }
-    ::close(pipe_fds[1]);
-    std::string text;
-    char buf[512];
-    ssize_t n;
-    while ((n = ::read(pipe_fds[0], buf, sizeof(buf))) > 0)
-      text.append(buf, static_cast<size_t>(n));
-    ::close(pipe_fds[0]);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+      return child ? std::string("spawned")
+                   : std::to_string(child.error().code()) + " " +
+                         child.error().what();
+    });
     if (!root) ::chmod(locked.c_str(), 0700);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
     INFO(text);
     CHECK(text.rfind(std::to_string(EACCES) + " ", 0) == 0);
     CHECK(contains(text, "Permission denied"));
     CHECK(contains(text, "the directory " + locked + " on its path"));
     CHECK(contains(text, "not searchable"));
     CHECK_FALSE(contains(text, "not found"));
+  }
+
+  // A PATH entry this user cannot search (root's PATH kept by `su`, say)
+  // hides nothing: the command is not found, as a shell says, rather than
+  // refused for a permission on a file that may not exist.
+  TEST_CASE(
+      "an unsearchable directory in PATH: a missing command is not found") {
+    const bool root = ::geteuid() == 0;
+    TempDir own;
+    runner::testing::SharedDir shared;
+    if (root && shared.path().empty()) RUNNER_SKIP_CASE(shared.why());
+    const std::string locked = (root ? shared.path() : own.path()) + "/locked";
+    REQUIRE(::mkdir(locked.c_str(), 0700) == 0);
+    if (!root) REQUIRE(::chmod(locked.c_str(), 0) == 0);
+    const std::string text = in_child(root, [&] {
+      auto found =
+          runner::base::find_executable("no-such-cmd-xyz", locked + ":/bin");
+      return found ? "found " + *found
+                   : std::to_string(found.error().code()) + " " +
+                         found.error().message();
+    });
+    if (!root) ::chmod(locked.c_str(), 0700);
+    INFO(text);
+    CHECK(text ==
+          std::to_string(ENOENT) + " command not found: no-such-cmd-xyz");
   }
 }

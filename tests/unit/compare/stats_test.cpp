@@ -1,8 +1,8 @@
-// compare's statistics pinned against the published worked examples of
-// ci-jit-compare-formats.md §5.6 (R's ?wilcox.test and ?t.test examples,
-// Wikipedia's Welch example, p.adjust), table quantiles, the tie paths
-// (expected values computed by hand from the §5.1/§5.4 formulas), the
-// selection against brute-force enumeration, and symmetry properties.
+// compare's statistics pinned against published worked examples (R's
+// ?wilcox.test and ?t.test examples, Wikipedia's Welch example, p.adjust),
+// table quantiles, the tie paths (expected values computed by hand from the
+// rank-test formulas), the selection against brute-force enumeration, and
+// symmetry properties.
 #include "compare/stats.hpp"
 
 #include <algorithm>

@@ -45,8 +45,7 @@ struct Example {
   Bytes frame;
 };
 
-// Every byte example of fifo-protocol-and-results.md §1.6 and
-// codspeed-runner-walltime.md §2.4 (frames, length prefix included).
+// Every byte example of docs/protocol.md (frames, length prefix included).
 std::vector<Example> spec_examples() {
   return {
       {fifo::CurrentBenchmark{12345, "http://example.com/benchmark"},
@@ -83,7 +82,7 @@ std::vector<Example> spec_examples() {
        hex("08 00 00 00 | 0a 00 00 00  01 00 00 00")},
       {fifo::IntegrationModeResponse{fifo::IntegrationMode::kAnalysis},
        hex("08 00 00 00 | 0a 00 00 00  02 00 00 00")},
-      // codspeed-runner-walltime.md §2.4
+      // The CurrentBenchmark exec-harness sends.
       {fifo::CurrentBenchmark{4242, "exec_harness::sleep 1"},
        hex("25 00 00 00 | 00 00 00 00 92 10 00 00 15 00 00 00 00 00 00 00 "
            "65 78 65 63 5f 68 61 72 6e 65 73 73 3a 3a 73 6c 65 65 70 20 31")},
@@ -124,7 +123,7 @@ std::span<const uint8_t> payload_of(const Bytes& frame) {
 }  // namespace
 
 TEST_SUITE("fifo") {
-  TEST_CASE("spec byte examples encode and decode exactly") {
+  TEST_CASE("the protocol's byte examples encode and decode exactly") {
     for (const auto& example : spec_examples()) {
       CAPTURE(fifo::describe(example.command));
       CHECK(fifo::encode_frame(example.command) == example.frame);

@@ -1,4 +1,4 @@
-// The exec targets JSON (spec §6.1): written by `runner exec`, read by
+// The exec targets JSON (docs/formats.md): written by `runner exec`, read by
 // `exec-harness -`.
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +21,7 @@ std::string read_error(std::string_view json) {
 
 }  // namespace
 
-TEST_CASE("exec targets: spec 6.1 shape") {
+TEST_CASE("exec targets: the document's shape") {
   std::vector<ExecTarget> targets(2);
   targets[0].command = {"sleep", "1"};
   targets[0].name = "optional";

@@ -65,7 +65,7 @@ std::vector<std::string> warnings_of(std::string_view text) {
 
 }  // namespace
 
-TEST_CASE("perf.metadata: members in the spec's order") {
+TEST_CASE("perf.metadata: members in the documented order") {
   PerfMetadata m;
   m.integration_name = "exec-harness";
   m.integration_version = "1";

@@ -1,5 +1,5 @@
-// UnwindData bincode: byte-exact V4 fixture of spec §4.4, V3 upgrade, V1/V2
-// rejection, truncation at every cut.
+// UnwindData bincode: byte-exact V4 fixture (docs/formats.md), V3 upgrade,
+// V1/V2 rejection, truncation at every cut.
 #include <cstdint>
 #include <vector>
 
@@ -34,7 +34,7 @@ void append(std::vector<uint8_t>& out, const std::vector<uint8_t>& more) {
   out.insert(out.end(), more.begin(), more.end());
 }
 
-// unwind_data_v3.bin as described in spec §4.4 (88 bytes).
+// A version 3 unwind data file (88 bytes), laid out as docs/formats.md says.
 std::vector<uint8_t> v3_fixture() {
   std::vector<uint8_t> out = {0x02, 0x00, 0x00, 0x00};
   append(out, le64(12));

@@ -1,5 +1,5 @@
 // exec-harness against a real fifo::Server on temp FIFO paths: what the
-// runner receives (spec §6.2): SetIntegration, StartBenchmark before the
+// runner receives (docs/protocol.md): SetIntegration, StartBenchmark before the
 // warmup, RoundStart/RoundEnd per measured round, StopBenchmark,
 // CurrentBenchmark{own pid, uri}.
 #include <fcntl.h>
@@ -90,7 +90,7 @@ TEST_SUITE("results") {
       CHECK(m.type == (i % 2 == 1 ? fifo::MarkerType::kRoundStart
                                   : fifo::MarkerType::kRoundEnd));
       CHECK(m.timestamp >= previous);  // rounds after the window opened
-      // A round starts when spawn returns (spec §6.3), i.e. after the exec:
+      // A round starts when spawn returns, i.e. after the exec:
       // how much of `sleep 0.005` it covers depends on when this process
       // is scheduled again, so only the order is fixed.
       if (i % 2 == 0) CHECK(m.timestamp > previous);

@@ -1,4 +1,4 @@
-// Stats and the results JSON, pinned with the spec's numbers (§7.2).
+// Stats and the results JSON, pinned with hand-computed numbers.
 #include <cmath>
 #include <filesystem>
 #include <vector>

@@ -1,6 +1,6 @@
 // ELF reading on real binaries, cross-checked with readelf / addr2line /
-// eu-addr2line: summary, symbols, unwind sections (§5.6), separate debug
-// files, debug info (§5.7), and the system's libc / ld-linux.
+// eu-addr2line: summary, symbols, unwind sections, separate debug
+// files, debug info, and the system's libc / ld-linux.
 #include <link.h>
 #include <sys/stat.h>
 

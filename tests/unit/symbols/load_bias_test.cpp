@@ -1,4 +1,5 @@
-// compute_load_bias: the worked examples of spec §5.4 plus edge cases.
+// compute_load_bias: the worked examples of docs/formats.md ("Load bias")
+// plus edge cases.
 #include <vector>
 
 #include <doctest/doctest.h>

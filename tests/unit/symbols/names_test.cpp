@@ -193,8 +193,8 @@ TEST_SUITE("symbols") {
           CHECK_MESSAGE(names.count(name) == 1, "missing ", name);
       }
 
-      // The zero-size _init fills .init and stops there (it used to reach
-      // the next symbol, swallowing the whole PLT).
+      // The zero-size _init fills .init and stops there (stretched to
+      // the next symbol, it would swallow the whole PLT).
       auto symbols = read_symbols(full, kNoDebugRoots);
       REQUIRE(symbols);
       std::vector<Section> sections = sections_of(full);
