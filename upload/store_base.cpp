@@ -43,9 +43,8 @@ base::Result<StoreBase> fetch_store_base(
   StoreBase base;
   base.description = describe(*run, branch, *location);
   if (found) found(base.description);
-  auto folder =
-      fetch_run(*client, *location, *run, default_store_cache(env),
-                store_limits_from_environment(env), log);
+  auto folder = fetch_run(*client, *location, *run, default_store_cache(env),
+                          store_limits_from_environment(env), log);
   if (!folder) return folder.error();
   base.folder = std::move(*folder);
   return base;
