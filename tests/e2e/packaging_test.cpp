@@ -1,5 +1,6 @@
 // The install paths and the Makefile's promises, on the real files of the
-// repository: one version (meson's project version) in debian/changelog;
+// repository: one version (meson's project version) in debian/changelog,
+// `runner --version` and the man pages;
 // the Makefile's build packages are debian/control's Build-Depends; `make
 // deps`, `make test-deps` and `make deb` install only what is missing, as
 // root directly, through sudo otherwise, and without sudo print the
@@ -172,13 +173,16 @@ TEST_SUITE("e2e") {
     std::string first;
     std::getline(changelog, first);
     std::smatch m;
-    REQUIRE(std::regex_search(first, m,
-                              std::regex(R"(^runner \(([^()-]+)-[0-9]+\))")));
+    REQUIRE(std::regex_search(
+        first, m, std::regex(R"(^runner \(([^()-]+)(-[0-9]+)?\))")));
     CHECK(m[1] == version);
     auto printed = run_process({binary("RUNNER_BIN"), "--version"});
     CHECK(printed.out == "runner " + version + "\n");
-    CHECK(contains(file_text(source_root() + "/packaging/runner.1"),
-                   "\"runner " + version + "\""));
+    for (const char* page :
+         {"/packaging/runner.1", "/packaging/exec-harness.1"})
+      CHECK_MESSAGE(contains(file_text(source_root() + page),
+                             "\"runner " + version + "\""),
+                    page);
   }
 
   TEST_CASE("the Makefile builds with debian/control's Build-Depends") {
