@@ -186,8 +186,9 @@ std::string install_script() {
 }
 
 std::string package_version() {
-  std::ifstream in(fs::path(binary("CI_SCRIPT")).parent_path().parent_path() /
-                   "debian" / "changelog");
+  std::ifstream in(
+      fs::path(binary("CI_SCRIPT")).parent_path().parent_path().parent_path() /
+      "debian" / "changelog");
   std::string line;
   std::getline(in, line);
   std::smatch m;

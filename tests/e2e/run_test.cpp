@@ -81,7 +81,7 @@ TEST_SUITE("e2e") {
       CHECK(help.out.find(cmd) != std::string::npos);
     auto version = run_process({binary("RUNNER_BIN"), "--version"});
     CHECK(version.exit_code == 0);
-    CHECK(version.out.rfind("runner ", 0) == 0);
+    CHECK(version.out == "runner " + binary("RUNNER_PROJECT_VERSION") + "\n");
     for (const char* cmd : {"run", "exec", "report", "doctor"}) {
       auto sub = run_process({binary("RUNNER_BIN"), cmd, "--help"});
       CHECK_MESSAGE(sub.exit_code == 0, cmd);
@@ -237,6 +237,7 @@ TEST_SUITE("e2e") {
     CHECK(meta["version"] == 1);
     CHECK(meta["integration"] ==
           nlohmann::json::array({"runner-example", "0.1.0"}));
+    CHECK(meta["runner"]["version"] == binary("RUNNER_PROJECT_VERSION"));
     CHECK(meta["uri_by_ts"] == ts["uri_by_ts"]);
     CHECK(meta["markers"] == ts["markers"]);
     CHECK(meta["ignored_modules"] == nlohmann::json::array());
