@@ -214,7 +214,10 @@ TEST_CASE("compare.json: the overall verdict, as compare's exit code") {
   using V = Verdict;
   auto overall = [](std::vector<V> verdicts) {
     std::vector<BenchmarkComparison> benchmarks;
-    for (V v : verdicts) benchmarks.push_back({.verdict = v});
+    for (V v : verdicts) {
+      benchmarks.emplace_back();
+      benchmarks.back().verdict = v;
+    }
     return overall_verdict(benchmarks);
   };
   CHECK(overall({}) == V::kInconclusive);
@@ -228,7 +231,10 @@ TEST_CASE("compare.json: the overall verdict, as compare's exit code") {
         std::pair{std::vector<V>{V::kUnchanged, V::kImprovement},
                   "improvement"}}) {
     CompareReport r;
-    for (V v : verdicts) r.benchmarks.push_back({.verdict = v});
+    for (V v : verdicts) {
+      r.benchmarks.emplace_back();
+      r.benchmarks.back().verdict = v;
+    }
     CHECK(write_compare_report(r).starts_with("{\n  \"verdict\": \"" +
                                               std::string(line) + "\",\n"));
   }
