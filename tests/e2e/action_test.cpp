@@ -14,6 +14,15 @@
 // verify (tampered, swapped, linked, writable by others); the action and
 // the GitLab template parse and hand secrets to no step that does not need
 // them.
+//
+// What a reviewer sees: the verdict is read from compare.json; the summary
+// always has the results table (a push too), the comparison when there is a
+// base, and the flamegraphs of the artifact, which really holds them, with
+// no path of the machine; the runner's notes on how it sampled (a Node
+// benchmark's language flags among them) are one collapsed log group;
+// `runner-ci check-os` accepts Debian 12 only, saying what to do; the
+// action's example and the GitLab job run in debian:bookworm and install no
+// test tools.
 #include <sys/stat.h>
 
 #include <algorithm>
