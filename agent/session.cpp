@@ -8,10 +8,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "agent/finalize.hpp"
+#include "agent/first_contact.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/language_env.hpp"
 #include "agent/results_check.hpp"
@@ -182,6 +184,10 @@ base::Result<std::unique_ptr<Session>> Session::create(
 base::Status Session::prepare_folder() {
   folder_ = options_.profile_folder.empty() ? default_profile_folder()
                                             : options_.profile_folder;
+  std::error_code exists_ec;
+  created_folder_ =
+      std::filesystem::symlink_status(folder_, exists_ec).type() ==
+      std::filesystem::file_type::not_found;
   if (auto st = base::prepare_private_directory(folder_); !st) return st;
   std::error_code ec;
   folder_ = std::filesystem::absolute(folder_, ec).lexically_normal().string();
@@ -288,7 +294,7 @@ int Session::run() {
   if (auto stopped = launch()) return *stopped;
   int exit_code = sample();
   exit_code = finalize(exit_code);
-  if (options_.report) report();
+  if (options_.report && !folder_removed_) report();
   // An upload phase would go here, after the profile folder is complete.
   return close(exit_code);
 }
@@ -398,6 +404,10 @@ void Session::stop_fifo_server() {
   }
   run_ = fifos_.server->take_data();
   (void)fifos_.server->close();
+  std::error_code ec;
+  no_protocol_ = !options_.allow_empty && spoke_no_protocol(run_) &&
+                 !std::filesystem::exists(
+                     format::ProfileLayout(folder_).results_dir(), ec);
   if (snapshot_errors_.suppressed() > 0) {
     RUNNER_LOG(kLog, kWarning)
         << "cannot snapshot /proc/<pid>/maps for "
@@ -409,7 +419,9 @@ void Session::stop_fifo_server() {
 void Session::finish_sampler() {
   if (!sampler_) return;
   auto stats = sampler_->finish();
-  if (stats) {
+  if (stats && no_protocol_) {
+    sampler_stats_ = *stats;  // nothing was sampled: no summary
+  } else if (stats) {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
     print_own_cpu(base::cpu_time_ns(RUSAGE_SELF) - sampling_cpu_start_ns_,
@@ -425,6 +437,7 @@ void Session::finish_sampler() {
 // The results are read once: which benchmarks reached the runner, then the
 // artifacts, then the results table.
 int Session::finalize(int exit_code) {
+  if (no_protocol_) return explain_no_protocol(exit_code);
   ResultsFiles results = read_results(folder_);
   const std::vector<std::string> uris = result_uris(results);
   // Did the benchmarks that ran reach the runner? (instrumentation_check.hpp)
@@ -454,6 +467,32 @@ int Session::finalize(int exit_code) {
   return exit_code;
 }
 
+// A program that spoke no benchmark protocol produced no benchmark: say what
+// to do instead, remove the folder the runner created for it (only the
+// files the runner wrote; anything else keeps it) and fail.
+int Session::explain_no_protocol(int exit_code) {
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  for (const std::string& line :
+       no_protocol_lines(options_.command, cwd, exit_code))
+    std::fprintf(stderr, "runner: %s\n", line.c_str());
+  if (created_folder_) remove_created_folder();
+  return exit_code != 0 ? exit_code : 1;
+}
+
+void Session::remove_created_folder() {
+  base::close_log_file();
+  const format::ProfileLayout layout(folder_);
+  for (const std::string& file :
+       {layout.pipedata(), layout.execution_timestamps(),
+        folder_ + "/runner.log"})
+    ::unlink(file.c_str());
+  folder_removed_ = ::rmdir(folder_.c_str()) == 0;
+  if (!folder_removed_)
+    std::fprintf(stderr, "runner: %s is kept: %s\n", folder_.c_str(),
+                 std::strerror(errno));
+}
+
 // The one call into agent/finalize.hpp: what the run collected becomes the
 // profile folder's artifacts (run_ and snapshots_ are handed over).
 base::Status Session::write_artifacts() {
@@ -480,7 +519,8 @@ void Session::report() {
 }
 
 int Session::close(int exit_code) {
-  std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
+  if (!folder_removed_)
+    std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
   base::close_log_file();
   return exit_code;
 }

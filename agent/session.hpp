@@ -86,6 +86,8 @@ class Session {
   // finalize
   int finalize(int exit_code);
   base::Status write_artifacts();
+  int explain_no_protocol(int exit_code);
+  void remove_created_folder();
   // report
   void report();
   int close(int exit_code);
@@ -96,6 +98,8 @@ class Session {
   // server before the sampler its hooks use, all before the io_context.
   RunOptions options_;
   std::string folder_;
+  // The runner made the folder (it did not exist); it removed it again.
+  bool created_folder_ = false, folder_removed_ = false;
   base::SpawnOptions spawn_;
   boost::asio::io_context io_;
   std::unique_ptr<profiler::Sampler> sampler_;
@@ -111,6 +115,8 @@ class Session {
   // What the run collected.
   fifo::RunData run_;
   std::optional<profiler::SamplerStats> sampler_stats_;
+  // Nothing reached the FIFO and no results were written (first_contact.hpp).
+  bool no_protocol_ = false;
   // The runner's own CPU time and the clock when sampling started (the run
   // summary gives what the runner cost while the benchmark ran).
   uint64_t sampling_cpu_start_ns_ = 0, sampling_wall_start_ns_ = 0;
