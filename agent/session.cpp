@@ -16,6 +16,7 @@
 #include "agent/first_contact.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/language_env.hpp"
+#include "agent/progress_line.hpp"
 #include "agent/results_check.hpp"
 #include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
@@ -263,12 +264,15 @@ base::Status Session::serve_isolated_fifos() {
 fifo::ServerHooks Session::fifo_hooks() {
   fifo::ServerHooks hooks;
   hooks.on_start = [this] {
+    ++rounds_;
+    if (progress_) progress_->window_opened();
     if (!sampler_) return;
     if (auto st = sampler_->enable(); !st && enable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what()
                                << enable_errors_.note();
   };
   hooks.on_stop = [this] {
+    if (progress_) progress_->window_closed();
     if (!sampler_) return;
     if (auto st = sampler_->disable(); !st && disable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
@@ -334,7 +338,32 @@ std::optional<int> Session::launch() {
     ::unlink(format::ProfileLayout(folder_).pipedata().c_str());
     return base::spawn_error_exit_code(st.error());
   }
+  start_progress();
   return std::nullopt;
+}
+
+// The live progress line (progress_line.hpp), read from the FIFO server's
+// data (this thread) and the sampler's stats (a locked snapshot).
+void Session::start_progress() {
+  const uint64_t start_ns = base::monotonic_ns();
+  progress_ = std::make_unique<ProgressLine>(io_, [this, start_ns] {
+    ProgressCounts counts;
+    counts.elapsed_ns = base::monotonic_ns() - start_ns;
+    counts.rounds = rounds_;
+    if (sampler_) {
+      const profiler::SamplerStats stats = sampler_->stats();
+      counts.samples = stats.samples;
+      counts.bytes_written = stats.bytes_written;
+      counts.lost_samples = stats.lost_samples;
+    }
+    const fifo::RunData& data = fifos_.server->data();
+    counts.benchmarks = data.uri_by_ts.size();
+    if (!data.uri_by_ts.empty())
+      counts.benchmark = data.uri_by_ts.back().second;
+    counts.sampling = data.sampling;
+    return counts;
+  });
+  progress_->start();
 }
 
 // The watcher catches the signals from before the benchmark exists.
@@ -383,6 +412,7 @@ std::optional<int> Session::start_sampler() {
 // until the benchmark exits; returns the exit code its end calls for.
 int Session::sample() {
   int exit_code = watcher_->wait(*child_).exit_code();
+  if (progress_) progress_->stop();
   stop_fifo_server();
   finish_sampler();
   return exit_code;

@@ -25,6 +25,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/child_watcher.hpp"
+#include "agent/progress_line.hpp"
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
@@ -79,6 +80,7 @@ class Session {
   std::optional<int> launch();
   std::optional<int> spawn_benchmark();
   std::optional<int> start_sampler();
+  void start_progress();
   // sample
   int sample();
   void stop_fifo_server();
@@ -112,6 +114,9 @@ class Session {
   Fifos fifos_;
   std::optional<ChildWatcher> watcher_;
   std::optional<base::ChildProcess> child_;
+  // The progress line's timer runs on io_; rounds_ counts StartBenchmark.
+  std::unique_ptr<ProgressLine> progress_;
+  uint64_t rounds_ = 0;
   // What the run collected.
   fifo::RunData run_;
   std::optional<profiler::SamplerStats> sampler_stats_;

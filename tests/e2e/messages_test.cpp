@@ -2,9 +2,13 @@
 // program without an integration under `runner run`, a JavaScript plugin
 // outside a git repository, `runner report` on a folder that is not a
 // profile, and the live progress line on a terminal.
+#include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,6 +72,89 @@ while (!existsSync(join(dir, ".git"))) {
   dir = dirname(dir);
 }
 )";
+
+struct TerminalRun {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string output;  // what the terminal received (stdout and stderr)
+  double seconds = 0;
+};
+
+// Runs argv (absolute program path) on a new pseudo-terminal of 200 columns
+// (its stdin, stdout and stderr; TERM=xterm) and collects what it writes.
+TerminalRun run_on_terminal(const std::vector<std::string>& argv,
+                            const std::vector<std::string>& extra_env,
+                            int timeout_s = 120) {
+  std::vector<std::string> env_text = extra_env;
+  env_text.push_back("TERM=xterm");
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).rfind("TERM=", 0) != 0) env_text.push_back(*e);
+  }
+  std::vector<char*> args, env;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& e : env_text) env.push_back(const_cast<char*>(e.c_str()));
+  args.push_back(nullptr);
+  env.push_back(nullptr);
+  struct winsize size {};
+  size.ws_col = 200;
+  size.ws_row = 50;
+  int master = -1;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, &size);
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execve(args[0], args.data(), env.data());
+    ::_exit(127);
+  }
+  TerminalRun run;
+  const auto deadline = start + std::chrono::seconds(timeout_s);
+  for (;;) {
+    struct pollfd pfd {
+      master, POLLIN, 0
+    };
+    if (::poll(&pfd, 1, 200) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(master, buf, sizeof(buf));
+      if (n <= 0) break;  // EIO: every writer of the terminal is gone
+      run.output.append(buf, static_cast<size_t>(n));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      run.timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  run.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  return run;
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
+// A benchmark of about two seconds: exec-harness rounds of the spinner.
+std::vector<std::string> two_second_exec(const TempDir& dir) {
+  return {binary("RUNNER_BIN"),  "exec",
+          "--profile-folder",    dir.file("profile"),
+          "--fifo-dir",          dir.path(),
+          "--warmup-time",       "0",
+          "--max-time",          "2s",
+          "--allow-no-profile",  "--",
+          binary("SPINNER_BIN"), "20"};
+}
+
+constexpr const char* kErase = "\r\033[K";
+constexpr const char* kProgressMark = " MB written, ";
 
 }  // namespace
 
@@ -177,5 +264,48 @@ TEST_SUITE("e2e") {
                              "perf.metadata") != std::string::npos);
     CHECK(r.err.find("no samples") == std::string::npos);
     CHECK(r.err.find("warning") == std::string::npos);
+  }
+
+  TEST_CASE("a live progress line on a terminal, none on a pipe") {
+    TempDir dir;
+    const std::vector<std::string> harness = {"RUNNER_EXEC_HARNESS=" +
+                                              binary("EXEC_HARNESS_BIN")};
+    TerminalRun tty = run_on_terminal(two_second_exec(dir), harness);
+    INFO(tty.output);
+    REQUIRE_FALSE(tty.timed_out);
+    CHECK(tty.exit_code == 0);
+    // Drawn in place: erase the line, then the counts.
+    const size_t first = tty.output.find(std::string(kErase) + "runner: ");
+    REQUIRE(first != std::string::npos);
+    const std::string line = tty.output.substr(
+        first + 4, tty.output.find_first_of("\r\n", first + 4) - first - 4);
+    CHECK(line.find(" s, ") != std::string::npos);        // elapsed
+    CHECK(line.find(" windows, ") != std::string::npos);  // StartBenchmark
+    CHECK(line.find(" samples, ") != std::string::npos);
+    CHECK(line.find(kProgressMark) != std::string::npos);
+    CHECK(line.find(" lost") != std::string::npos);
+    CHECK(line.size() < 200);  // never wider than the terminal
+    // Redrawn, at most a few times a second.
+    const size_t draws = count_of(tty.output, kProgressMark);
+    CHECK(draws >= 2);
+    CHECK(static_cast<double>(draws) <= tty.seconds * 5);
+    // exec-harness announces its benchmark when its rounds are done.
+    CHECK(line.find("no benchmark yet") != std::string::npos);
+    // Erased before the runner's next output and at the end: the last
+    // line drawn is followed by an erase before any new line.
+    const size_t last = tty.output.rfind(kProgressMark);
+    const size_t erase = tty.output.find(kErase, last);
+    REQUIRE(erase != std::string::npos);
+    CHECK(erase < tty.output.find('\n', last));
+    CHECK(tty.output.find("runner: profile folder: ", erase) !=
+          std::string::npos);
+
+    // The same run with stderr on a pipe: nothing of it.
+    TempDir piped_dir;
+    auto piped = run_process(two_second_exec(piped_dir), harness);
+    CHECK(piped.exit_code == 0);
+    CHECK(piped.err.find(kProgressMark) == std::string::npos);
+    CHECK(piped.err.find("\033[") == std::string::npos);
+    CHECK(piped.err.find('\r') == std::string::npos);
   }
 }
