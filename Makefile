@@ -1,51 +1,91 @@
 # The two commands of the README:
-#   make demo   install what is missing, build, profile the example benchmark
-#   make test   install what is missing, build, run every test
+#   make demo   install what is missing, build the runner and the example
+#               benchmark, profile it
+#   make test   install what is missing, build everything, run every test
+# and the install paths: `make install` (meson install into PREFIX, DESTDIR
+# honoured) and `make deb` (the Debian package of debian/).
 # Everything comes from Debian bookworm packages.
 
-PACKAGES := g++ clang meson ninja-build pkg-config cmake \
+# What building the runner needs: debian/control's Build-Depends (the tests
+# check that each of those is here).
+BUILD_PACKAGES := g++ meson ninja-build pkg-config cmake \
             libdw-dev libelf-dev liblzma-dev libboost-dev nlohmann-json3-dev \
             libmsgpack-cxx-dev doctest-dev libiberty-dev \
-            libcli11-dev libyaml-cpp-dev chromium python3-jsonschema cmark-gfm \
-            libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev libexpat1-dev \
-            linux-perf elfutils binutils clang-format clang-tidy util-linux procps
+            libcli11-dev libyaml-cpp-dev \
+            libcurl4-openssl-dev libarchive-dev libzstd-dev libssl-dev libexpat1-dev
+# What the tests need on top: the browser (tests/browser), clang (fuzz and
+# the sanitizer build), perf and the ELF tools the end-to-end tests compare
+# with, the style checks, and node/npm for s3rver and playwright when no
+# node is installed.
+TEST_PACKAGES := clang chromium python3-jsonschema cmark-gfm \
+            linux-perf elfutils binutils clang-format clang-tidy util-linux procps \
+            $(if $(and $(shell command -v node 2>/dev/null),$(shell command -v npm 2>/dev/null)),,nodejs npm)
+# What `make deb` needs on top of BUILD_PACKAGES (lintian only when it
+# checks the package: DEB_LINT=no skips it, as the CI install does).
+DEB_LINT ?= yes
+DEB_PACKAGES := debhelper dpkg-dev $(if $(filter yes,$(DEB_LINT)),lintian)
 
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+comma := ,
 BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
 RUNNER := $(BUILD)/agent/runner
 EXAMPLE := $(BUILD)/integrations/examples/bench_example
+# What `make demo` runs, and what `make install` installs (the targets of
+# meson.build with install : true).
+DEMO_TARGETS := agent/runner integrations/examples/bench_example
+INSTALL_TARGETS := agent/runner integrations/exec-harness/exec-harness \
+            integrations/client/libinstrument_hooks.a
 
-.PHONY: demo test deps browser-deps build format format-check function-size clean fuzz man \
-        bench-compare bench-perf deb
+# Installs the Debian packages of $(1) that are missing, for $(2): as root
+# directly, else through sudo. Without sudo (Debian's minimal images have
+# none) it prints the command to run as root and fails. Nothing missing:
+# nothing run, no sudo needed.
+define install_missing
+missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+done; \
+if [ -z "$$missing" ]; then echo "$(2): every Debian package needed is installed"; \
+else \
+  if [ "$$(id -u)" = 0 ]; then sudo=""; \
+  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
+  else \
+    echo "$(2) needs these Debian packages, not installed:$$missing" >&2; \
+    echo "Not root and no sudo: install them as root (su -), then run make again:" >&2; \
+    echo "  apt-get update && apt-get install -y --no-install-recommends$$missing" >&2; \
+    exit 1; \
+  fi; \
+  echo "$(2): installing$$missing"; \
+  $$sudo apt-get update -qq && \
+  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+fi
+endef
+
+.PHONY: demo test deps test-deps browser-deps setup build install format format-check \
+        function-size clean fuzz man bench-compare bench-perf deb
 
 deps:
-	@missing=""; for p in $(PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "all packages present"; fi
+	@$(call install_missing,$(BUILD_PACKAGES),build)
 
-build: deps
-	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) --wrap-mode=nodownload
+# One command for all that `make test` needs, build and tests alike.
+test-deps:
+	@$(call install_missing,$(BUILD_PACKAGES) $(TEST_PACKAGES),make test)
+
+setup: deps
+	@test -f $(BUILD)/build.ninja || \
+	  meson setup $(BUILD) --wrap-mode=nodownload --prefix=$(PREFIX)
+
+build: setup
 	ninja -C $(BUILD)
 
-# The browser test (tests/browser) drives Debian's chromium (in PACKAGES)
-# through playwright-core from npm, pinned by its package-lock.json; the
-# store tests run s3rver 3.7.1 from npm (tests/s3, pinned the same way). node and
-# npm are installed from Debian when either is missing (a NodeSource node
-# brings its own npm, which Debian's npm package would conflict with); when
-# they or `npm ci` are unavailable, the test prints why it skips.
-browser-deps: deps
-	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
-	  echo "installing: nodejs npm"; \
-	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; } || \
-	  echo "cannot install nodejs and npm: the browser test will skip"; \
-	fi; \
-	if [ ! -d tests/browser/node_modules ] && command -v npm >/dev/null 2>&1; then \
+# The browser test (tests/browser) drives Debian's chromium (in
+# TEST_PACKAGES) through playwright-core from npm, pinned by its
+# package-lock.json; the store tests run s3rver 3.7.1 from npm (tests/s3,
+# pinned the same way). node and npm come from Debian when either is missing
+# (a NodeSource node brings its own npm, which Debian's npm package would
+# conflict with); when `npm ci` fails, the test prints why it skips.
+browser-deps: test-deps
+	@if [ ! -d tests/browser/node_modules ] && command -v npm >/dev/null 2>&1; then \
 	  (cd tests/browser && npm ci --no-audit --no-fund) || \
 	  { rm -rf tests/browser/node_modules; echo "npm ci failed: the browser test will skip"; }; \
 	fi; \
@@ -56,12 +96,13 @@ browser-deps: deps
 
 # packaging/runner.1 is generated from the command-line declarations
 # (agent/options.cpp); the agent and e2e tests fail until it is regenerated.
-man: build
+man: setup
+	ninja -C $(BUILD) agent/runner
 	$(RUNNER) --man > packaging/runner.1
 
 # Every test binary prints "SKIP <case>: <why>" for a case this machine
 # cannot run; the list is printed after the run, whatever its outcome.
-test: build browser-deps
+test: browser-deps build
 	@status=0; meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=$$?; \
 	skips=$$(grep -h '^SKIP ' $(BUILD)/meson-logs/testlog.txt 2>/dev/null | sort -u); \
 	if [ -n "$$skips" ]; then \
@@ -82,7 +123,7 @@ FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 compare_report compare_results compare_markers \
                 store_documents unpack_archive \
                 store_listing upload_answer store_record
-fuzz: deps
+fuzz: test-deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
 	  -Db_sanitize=address,undefined -Db_lundef=false
@@ -114,9 +155,7 @@ fuzz: deps
 BENCH_COMPARE_OUT ?= $(BUILD)/bench-compare
 BENCH_COMPARE_ARGS ?=
 bench-compare: build
-	@dpkg-query -W -f='$${Status}' python3-scipy 2>/dev/null | grep -q 'install ok installed' || { \
-	  echo "installing: python3-scipy"; $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-scipy; }
+	@$(call install_missing,python3-scipy,bench-compare)
 	/usr/bin/python3 bench/compare/compare_bench.py --runner $(RUNNER) \
 	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
 	  --workload $(BUILD)/tests/e2e/compare_workload \
@@ -135,31 +174,44 @@ bench-perf: build
 	  --workload $(BUILD)/bench/overhead/workload --workdir $(BENCH_PERF_DIR) \
 	  $(BENCH_PERF_ARGS)
 
-# The Debian package, built from a copy of the sources (packaging/debian as
-# debian/) in $(BUILD)/deb, checked with lintian; the .deb files are copied
-# to DEB_OUT. The CI action installs it (packaging/ci/runner-install).
+# The Debian package (debian/), built the Debian way from a clean copy of
+# the sources in $(BUILD)/deb (`dpkg-buildpackage -us -uc -b` at the root
+# works as well) and checked with lintian; the .deb files are copied to
+# DEB_OUT. Installs only the build dependencies. The CI action installs the
+# package (packaging/ci/runner-install).
 DEB_OUT ?= $(BUILD)/deb
-deb: deps
-	@missing=""; for p in debhelper dpkg-dev lintian; do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; fi
+deb:
+	@$(call install_missing,$(BUILD_PACKAGES) $(DEB_PACKAGES),make deb)
 	rm -rf $(BUILD)/deb/src && mkdir -p $(BUILD)/deb/src
 	tar --exclude-vcs --exclude='./build*' --exclude='node_modules' --exclude='./demo-profile' \
-	  --exclude='./runner-profile.*' --exclude='./debian' -cf - . | tar -C $(BUILD)/deb/src -xf -
-	cp -r packaging/debian $(BUILD)/deb/src/debian
+	  --exclude='./runner-profile.*' --exclude='./obj-*' --exclude='./debian/.debhelper' \
+	  --exclude='./debian/runner' --exclude='./debian/tmp' --exclude='./debian/files' \
+	  --exclude='./debian/*.substvars' --exclude='./debian/debhelper-build-stamp' \
+	  -cf - . | tar -C $(BUILD)/deb/src -xf -
 	cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b
-	lintian --fail-on error $(BUILD)/deb/*.changes
+	$(if $(filter yes,$(DEB_LINT)),lintian --fail-on error$(comma)warning $(BUILD)/deb/*.changes)
 	@mkdir -p $(DEB_OUT) && cp $(BUILD)/deb/*.deb $(DEB_OUT)/ 2>/dev/null || true
 	@ls -l $(DEB_OUT)/*.deb
 
-demo: build
+# Builds only what the demo runs: the runner and the example benchmark.
+demo: setup
+	ninja -C $(BUILD) $(DEMO_TARGETS)
 	@rm -rf demo-profile
 	$(RUNNER) run --profile-folder demo-profile --report -- $(EXAMPLE)
 	@echo
 	@echo "Profile folder: $(CURDIR)/demo-profile"
 	@echo "Flamegraphs:    $(CURDIR)/demo-profile/report/*.svg (open in a browser)"
+
+# meson install of what a user needs: runner, exec-harness, their man pages,
+# the client library (libinstrument_hooks.a, its headers under
+# include/runner/ and its pkg-config file runner-instrument-hooks.pc), into
+# PREFIX (default /usr/local), under DESTDIR when set. Builds only those.
+install: setup
+	@prefix=$$(meson introspect $(BUILD) --buildoptions | \
+	  python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])'); \
+	if [ "$$prefix" != "$(PREFIX)" ]; then meson configure $(BUILD) -Dprefix=$(PREFIX); fi
+	ninja -C $(BUILD) $(INSTALL_TARGETS)
+	meson install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir $(abspath $(DESTDIR)))
 
 format:
 	git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format -i
@@ -171,7 +223,7 @@ format-check:
 # parts that orchestrate and analyse: clang-tidy's readability-function-size
 # on the build's compile_commands.json.
 SIZE_CHECKED := agent report profiler perfdata compare upload finalize
-function-size: build
+function-size: build test-deps
 	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED))); \
 	out=$$(clang-tidy -quiet -p $(BUILD) -checks='-*,readability-function-size' \
 	  -config='{CheckOptions: [{key: readability-function-size.LineThreshold, value: 80}]}' \

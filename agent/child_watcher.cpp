@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/base.hpp"
+#include "base/status_line.hpp"
 
 namespace runner::agent {
 namespace {
@@ -43,6 +44,7 @@ size_t kill_leftovers() {
 
 // Says how the benchmark ended when it did not simply succeed.
 void print_end(const BenchmarkEnd& end) {
+  base::set_status_line("");  // the progress line, if drawn, goes first
   const std::string what = end.status ? end.status->describe()
                                       : std::string("could not be waited for");
   if (end.interrupted_by != 0) {

@@ -128,6 +128,8 @@ int run_and_upload(RunOptions& options, const UploadOptions& upload) {
     options.profile_folder = default_profile_folder();
   const int code = run_session(options);
   if (!upload.requested()) return code;
+  std::error_code ec;  // removed: the run produced nothing to upload
+  if (!std::filesystem::exists(options.profile_folder, ec)) return code;
   const int uploaded = upload_after_run(upload, options.profile_folder);
   return code != 0 ? code : uploaded;
 }

@@ -221,8 +221,10 @@ constexpr const char* kRunDescription =
     "the\nrunner FIFOs (/tmp/runner.ctl.fifo, /tmp/runner.ack.fifo), samples "
     "the\nprocess tree inside StartBenchmark/StopBenchmark windows and writes "
     "the\nprofile folder. Exits with the benchmark's exit code (128+N if "
-    "killed by\nsignal N, or if the runner was interrupted by signal N). "
-    "Processes the\nbenchmark leaves running are killed at the end.";
+    "killed by\nsignal N, or if the runner was interrupted by signal N), "
+    "else 1 if no\nbenchmark reached the runner (a program without a "
+    "CodSpeed integration:\nuse 'runner exec'). Processes the benchmark "
+    "leaves running are killed\nat the end.";
 
 constexpr const char* kExecDescription =
     "Runs COMMAND as a walltime benchmark through exec-harness (rounds of\n"

@@ -8,11 +8,14 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
+#include "agent/first_contact.hpp"
 #include "agent/instrumentation_check.hpp"
 #include "agent/language_env.hpp"
+#include "agent/progress_line.hpp"
 #include "agent/results_check.hpp"
 #include "finalize/finalize.hpp"
 #include "format/format.hpp"
@@ -182,6 +185,10 @@ base::Result<std::unique_ptr<Session>> Session::create(
 base::Status Session::prepare_folder() {
   folder_ = options_.profile_folder.empty() ? default_profile_folder()
                                             : options_.profile_folder;
+  std::error_code exists_ec;
+  created_folder_ =
+      std::filesystem::symlink_status(folder_, exists_ec).type() ==
+      std::filesystem::file_type::not_found;
   if (auto st = base::prepare_private_directory(folder_); !st) return st;
   std::error_code ec;
   folder_ = std::filesystem::absolute(folder_, ec).lexically_normal().string();
@@ -257,12 +264,15 @@ base::Status Session::serve_isolated_fifos() {
 fifo::ServerHooks Session::fifo_hooks() {
   fifo::ServerHooks hooks;
   hooks.on_start = [this] {
+    ++rounds_;
+    if (progress_) progress_->window_opened();
     if (!sampler_) return;
     if (auto st = sampler_->enable(); !st && enable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what()
                                << enable_errors_.note();
   };
   hooks.on_stop = [this] {
+    if (progress_) progress_->window_closed();
     if (!sampler_) return;
     if (auto st = sampler_->disable(); !st && disable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
@@ -288,7 +298,7 @@ int Session::run() {
   if (auto stopped = launch()) return *stopped;
   int exit_code = sample();
   exit_code = finalize(exit_code);
-  if (options_.report) report();
+  if (options_.report && !folder_removed_) report();
   // An upload phase would go here, after the profile folder is complete.
   return close(exit_code);
 }
@@ -328,7 +338,32 @@ std::optional<int> Session::launch() {
     ::unlink(format::ProfileLayout(folder_).pipedata().c_str());
     return base::spawn_error_exit_code(st.error());
   }
+  start_progress();
   return std::nullopt;
+}
+
+// The live progress line (progress_line.hpp), read from the FIFO server's
+// data (this thread) and the sampler's stats (a locked snapshot).
+void Session::start_progress() {
+  const uint64_t start_ns = base::monotonic_ns();
+  progress_ = std::make_unique<ProgressLine>(io_, [this, start_ns] {
+    ProgressCounts counts;
+    counts.elapsed_ns = base::monotonic_ns() - start_ns;
+    counts.rounds = rounds_;
+    if (sampler_) {
+      const profiler::SamplerStats stats = sampler_->stats();
+      counts.samples = stats.samples;
+      counts.bytes_written = stats.bytes_written;
+      counts.lost_samples = stats.lost_samples;
+    }
+    const fifo::RunData& data = fifos_.server->data();
+    counts.benchmarks = data.uri_by_ts.size();
+    if (!data.uri_by_ts.empty())
+      counts.benchmark = data.uri_by_ts.back().second;
+    counts.sampling = data.sampling;
+    return counts;
+  });
+  progress_->start();
 }
 
 // The watcher catches the signals from before the benchmark exists.
@@ -377,6 +412,7 @@ std::optional<int> Session::start_sampler() {
 // until the benchmark exits; returns the exit code its end calls for.
 int Session::sample() {
   int exit_code = watcher_->wait(*child_).exit_code();
+  if (progress_) progress_->stop();
   stop_fifo_server();
   finish_sampler();
   return exit_code;
@@ -398,6 +434,10 @@ void Session::stop_fifo_server() {
   }
   run_ = fifos_.server->take_data();
   (void)fifos_.server->close();
+  std::error_code ec;
+  no_protocol_ = !options_.allow_empty && spoke_no_protocol(run_) &&
+                 !std::filesystem::exists(
+                     format::ProfileLayout(folder_).results_dir(), ec);
   if (snapshot_errors_.suppressed() > 0) {
     RUNNER_LOG(kLog, kWarning)
         << "cannot snapshot /proc/<pid>/maps for "
@@ -409,7 +449,9 @@ void Session::stop_fifo_server() {
 void Session::finish_sampler() {
   if (!sampler_) return;
   auto stats = sampler_->finish();
-  if (stats) {
+  if (stats && no_protocol_) {
+    sampler_stats_ = *stats;  // nothing was sampled: no summary
+  } else if (stats) {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
     print_own_cpu(base::cpu_time_ns(RUSAGE_SELF) - sampling_cpu_start_ns_,
@@ -425,6 +467,7 @@ void Session::finish_sampler() {
 // The results are read once: which benchmarks reached the runner, then the
 // artifacts, then the results table.
 int Session::finalize(int exit_code) {
+  if (no_protocol_) return explain_no_protocol(exit_code);
   ResultsFiles results = read_results(folder_);
   const std::vector<std::string> uris = result_uris(results);
   // Did the benchmarks that ran reach the runner? (instrumentation_check.hpp)
@@ -454,6 +497,32 @@ int Session::finalize(int exit_code) {
   return exit_code;
 }
 
+// A program that spoke no benchmark protocol produced no benchmark: say what
+// to do instead, remove the folder the runner created for it (only the
+// files the runner wrote; anything else keeps it) and fail.
+int Session::explain_no_protocol(int exit_code) {
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  for (const std::string& line :
+       no_protocol_lines(options_.command, cwd, exit_code))
+    std::fprintf(stderr, "runner: %s\n", line.c_str());
+  if (created_folder_) remove_created_folder();
+  return exit_code != 0 ? exit_code : 1;
+}
+
+void Session::remove_created_folder() {
+  base::close_log_file();
+  const format::ProfileLayout layout(folder_);
+  for (const std::string& file :
+       {layout.pipedata(), layout.execution_timestamps(),
+        folder_ + "/runner.log"})
+    ::unlink(file.c_str());
+  folder_removed_ = ::rmdir(folder_.c_str()) == 0;
+  if (!folder_removed_)
+    std::fprintf(stderr, "runner: %s is kept: %s\n", folder_.c_str(),
+                 std::strerror(errno));
+}
+
 // The one call into finalize/finalize.hpp: what the run collected becomes the
 // profile folder's artifacts (run_ and snapshots_ are handed over).
 base::Status Session::write_artifacts() {
@@ -480,7 +549,8 @@ void Session::report() {
 }
 
 int Session::close(int exit_code) {
-  std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
+  if (!folder_removed_)
+    std::fprintf(stderr, "runner: profile folder: %s\n", folder_.c_str());
   base::close_log_file();
   return exit_code;
 }

@@ -25,6 +25,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/child_watcher.hpp"
+#include "agent/progress_line.hpp"
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
@@ -79,6 +80,7 @@ class Session {
   std::optional<int> launch();
   std::optional<int> spawn_benchmark();
   std::optional<int> start_sampler();
+  void start_progress();
   // sample
   int sample();
   void stop_fifo_server();
@@ -86,6 +88,8 @@ class Session {
   // finalize
   int finalize(int exit_code);
   base::Status write_artifacts();
+  int explain_no_protocol(int exit_code);
+  void remove_created_folder();
   // report
   void report();
   int close(int exit_code);
@@ -96,6 +100,8 @@ class Session {
   // server before the sampler its hooks use, all before the io_context.
   RunOptions options_;
   std::string folder_;
+  // The runner made the folder (it did not exist); it removed it again.
+  bool created_folder_ = false, folder_removed_ = false;
   base::SpawnOptions spawn_;
   boost::asio::io_context io_;
   std::unique_ptr<profiler::Sampler> sampler_;
@@ -108,9 +114,14 @@ class Session {
   Fifos fifos_;
   std::optional<ChildWatcher> watcher_;
   std::optional<base::ChildProcess> child_;
+  // The progress line's timer runs on io_; rounds_ counts StartBenchmark.
+  std::unique_ptr<ProgressLine> progress_;
+  uint64_t rounds_ = 0;
   // What the run collected.
   fifo::RunData run_;
   std::optional<profiler::SamplerStats> sampler_stats_;
+  // Nothing reached the FIFO and no results were written (first_contact.hpp).
+  bool no_protocol_ = false;
   // The runner's own CPU time and the clock when sampling started (the run
   // summary gives what the runner cost while the benchmark ran).
   uint64_t sampling_cpu_start_ns_ = 0, sampling_wall_start_ns_ = 0;

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
@@ -28,17 +27,6 @@ int verdict_file_error(const std::string& what) {
 
 }  // namespace
 
-format::Verdict overall_verdict(const format::CompareReport& report) {
-  using format::Verdict;
-  for (Verdict v :
-       {Verdict::kRegression, Verdict::kImprovement, Verdict::kUnchanged}) {
-    if (std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
-                    [v](const auto& c) { return c.verdict == v; }))
-      return v;
-  }
-  return Verdict::kInconclusive;
-}
-
 int compare_with_verdict(CommandLine& line) {
   const std::string path = line.compare_verdict_file;
   if (path.empty()) return run_compare_line(line);
@@ -47,7 +35,7 @@ int compare_with_verdict(CommandLine& line) {
         base::errno_error("cannot remove " + path).what());
   std::optional<format::Verdict> overall;
   line.compare.on_report = [&overall](const format::CompareReport& report) {
-    overall = overall_verdict(report);
+    overall = format::overall_verdict(report.benchmarks);
   };
   const int code = run_compare_line(line);
   if ((code != 0 && code != 1) || !overall) return code;

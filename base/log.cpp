@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/fs.hpp"
+#include "base/status_line.hpp"
 #include "base/text.hpp"
 
 namespace runner::base {
@@ -18,7 +19,14 @@ struct LogState {
   LogLevel default_level = LogLevel::kInfo;
   std::map<std::string, LogLevel, std::less<>> levels;
   FILE* file = nullptr;
+  std::string status_line;  // on the terminal now ("" none)
 };
+
+constexpr std::string_view kEraseLine = "\r\033[K";
+
+void write_stderr(std::string_view text) {
+  (void)!::write(STDERR_FILENO, text.data(), text.size());
+}
 
 LogState& state() {
   static LogState instance;
@@ -112,7 +120,17 @@ void log_message(std::string_view category, LogLevel level,
   line += ": ";
   line += message;
   line += '\n';
-  (void)!::write(STDERR_FILENO, line.data(), line.size());
+  if (!s.status_line.empty()) line = std::string(kEraseLine) + line;
+  write_stderr(line);
+  write_stderr(s.status_line);
+}
+
+void set_status_line(std::string_view line) {
+  LogState& s = state();
+  std::lock_guard lock(s.mutex);
+  if (line.empty() && s.status_line.empty()) return;
+  s.status_line = line;
+  write_stderr(std::string(kEraseLine) + s.status_line);
 }
 
 Status set_log_file(const std::string& path) {

@@ -294,6 +294,12 @@ std::string counts_line(const CompareReport& report) {
   return out;
 }
 
+// The overall verdict (compare.json's "verdict"): "regression", ...
+std::string overall_name(const CompareReport& report) {
+  return std::string(
+      format::verdict_name(format::overall_verdict(report.benchmarks)));
+}
+
 // "1 added, 2 removed", "" when none.
 std::string added_removed_line(const CompareReport& report) {
   std::string out;
@@ -569,7 +575,7 @@ std::string render_text(const CompareReport& report) {
                     " (" + method_line(report) + ")\n\n";
   out += report.benchmarks.empty() ? "no benchmark on both sides\n"
                                    : text_table(report);
-  out += "\n" + counts_line(report);
+  out += "\nverdict " + overall_name(report) + ": " + counts_line(report);
   if (const std::string more = added_removed_line(report); !more.empty())
     out += "; " + more;
   out += "\n";
@@ -588,8 +594,9 @@ std::string render_text(const CompareReport& report) {
 }
 
 std::string render_markdown(const CompareReport& report) {
-  std::string out = "**runner compare**: " + counts_line(report) + " (" +
-                    method_line(report) + ")";
+  std::string out = "**runner compare: " + overall_name(report) +
+                    "**: " + counts_line(report) + " (" + method_line(report) +
+                    ")";
   if (const std::string more = added_removed_line(report); !more.empty())
     out += "; " + more;
   out += "\n\n";

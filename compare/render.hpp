@@ -10,10 +10,14 @@
 namespace runner::compare {
 
 // Aligned columns: benchmark, base, head, change [CI], verdict; regressions
-// first; then added/removed, noise, and per benchmark the top functions.
+// first; the overall verdict with the counts ("verdict regression: 1
+// regression, ..."); then added/removed, noise, and per benchmark the top
+// functions.
 std::string render_text(const format::CompareReport& report);
-// One table (benchmark, base, head, change with CI, verdict), regressions
-// first; the details (tests, p-values, top functions, noise) collapsed.
+// The overall verdict and the counts ("**runner compare: regression**: 1
+// regression, ..."), one table (benchmark, base, head, change with CI,
+// verdict), regressions first; the details (tests, p-values, top functions,
+// noise) collapsed.
 std::string render_markdown(const format::CompareReport& report);
 
 }  // namespace runner::compare

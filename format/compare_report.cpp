@@ -1,5 +1,6 @@
 #include "format/compare_report.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -408,6 +409,12 @@ CompareReport read_report(Object doc) {
   read_objects(doc, "removed", r.removed, read_ref);
   read_objects(doc, "noise", r.noise, read_noise);
   read_strings(doc, "warnings", r.warnings);
+  Verdict verdict = Verdict::kInconclusive;
+  doc.read("verdict", verdict);
+  if (const Verdict overall = overall_verdict(r.benchmarks); verdict != overall)
+    doc.problems().note("", "verdict '" + std::string(verdict_name(verdict)) +
+                                "' is not the benchmarks' overall verdict '" +
+                                std::string(verdict_name(overall)) + "'");
   return r;
 }
 
@@ -424,8 +431,20 @@ std::string_view source_name(SampleSource source) {
   return name_in(kSources, source);
 }
 
+Verdict overall_verdict(const std::vector<BenchmarkComparison>& benchmarks) {
+  for (Verdict v :
+       {Verdict::kRegression, Verdict::kImprovement, Verdict::kUnchanged}) {
+    if (std::any_of(
+            benchmarks.begin(), benchmarks.end(),
+            [v](const BenchmarkComparison& b) { return b.verdict == v; }))
+      return v;
+  }
+  return Verdict::kInconclusive;
+}
+
 std::string write_compare_report(const CompareReport& report) {
   Json doc = Json::object();
+  doc["verdict"] = verdict_name(overall_verdict(report.benchmarks));
   doc["base"] = side_json(report.base);
   doc["head"] = side_json(report.head);
   doc["settings"] = members_json(report.settings, kSettingsMembers);

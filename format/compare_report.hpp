@@ -120,11 +120,21 @@ struct CompareReport {
   bool operator==(const CompareReport&) const = default;
 };
 
-// Pretty-printed JSON (2 spaces, trailing newline); absent numbers are null;
-// adds "summary": {"regressions", "improvements", "unchanged",
+// The comparison's overall verdict, as `runner compare`'s exit code decides
+// it: regression when a benchmark regressed (exit 1), else improvement when
+// one improved, else unchanged when one was unchanged, else inconclusive
+// (also when no benchmark was on both sides).
+Verdict overall_verdict(const std::vector<BenchmarkComparison>& benchmarks);
+
+// Pretty-printed JSON (2 spaces, trailing newline); absent numbers are null.
+// The first member is "verdict": overall_verdict(benchmarks), always on the
+// document's second line as `  "verdict": "<name>",` so that a shell script
+// (packaging/ci/runner-ci) reads it without a JSON parser; then the members
+// of `report` and "summary": {"regressions", "improvements", "unchanged",
 // "inconclusive"} counted from `benchmarks`.
 std::string write_compare_report(const CompareReport& report);
-// Reads what write_compare_report wrote (summary is recomputed, not read).
+// Reads what write_compare_report wrote (summary is recomputed, not read;
+// a "verdict" other than the benchmarks' overall verdict is an error).
 // Errors name the member: "compare.json: benchmarks[2]: verdict 'worse' is
 // not one of regression, improvement, unchanged, inconclusive"; or the
 // document: "compare.json: not JSON (at byte 9)", "compare.json: nested

@@ -539,8 +539,28 @@ base::Result<std::vector<BenchmarkStacks>> load_benchmark_stacks(
   return stacks;
 }
 
+namespace {
+
+// A folder the runner wrote has perf.pipedata or perf.metadata (a run
+// without profiling may have only the latter); any other folder is not one.
+base::Status check_profile_folder(const std::string& folder) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) return {};  // open() says
+  const format::ProfileLayout layout(folder);
+  if (std::filesystem::exists(layout.pipedata(), ec) ||
+      std::filesystem::exists(layout.metadata(), ec))
+    return {};
+  return base::Error(folder + " is not a profile folder: no " +
+                     std::string(format::ProfileLayout::kPipedata) + " or " +
+                     std::string(format::ProfileLayout::kMetadata));
+}
+
+}  // namespace
+
 base::Result<ReportResult> run_report(const ReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
+  if (auto st = check_profile_folder(options.folder); !st)
+    return std::move(st).error();
   RUNNER_ASSIGN_OR_RETURN(ProfileFolder folder,
                           ProfileFolder::open(options.folder), "report");
   Pipeline pipeline(options, folder);

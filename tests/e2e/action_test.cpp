@@ -14,6 +14,15 @@
 // verify (tampered, swapped, linked, writable by others); the action and
 // the GitLab template parse and hand secrets to no step that does not need
 // them.
+//
+// What a reviewer sees: the verdict is read from compare.json; the summary
+// always has the results table (a push too), the comparison when there is a
+// base, and the flamegraphs of the artifact, which really holds them, with
+// no path of the machine; the runner's notes on how it sampled (a Node
+// benchmark's language flags among them) are one collapsed log group;
+// `runner-ci check-os` accepts Debian 12 only, saying what to do; the
+// action's example and the GitLab job run in debian:bookworm and install no
+// test tools.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -22,6 +31,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -29,6 +39,7 @@
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/github_job.hpp"
 #include "tests/support/perf_events.hpp"
+#include "tests/support/runtimes.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -67,6 +78,7 @@ std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
       "RUNNER_CI_BASE_REF=",
       "RUNNER_CI_FAIL_ON_REGRESSION=false",
       "RUNNER_CI_PROFILE_FOLDER=" + dir.file(name + "-profile"),
+      "RUNNER_CI_ARTIFACT_FOLDER=" + dir.file(name + "-artifact"),
       "RUNNER_TEMP=" + dir.path(),
       "GITHUB_STEP_SUMMARY=" + dir.file(name + "-summary.md"),
       "GITHUB_OUTPUT=" + dir.file(name + "-output"),
@@ -121,6 +133,20 @@ std::string all_bytes(const std::string& dir) {
   return bytes;
 }
 
+// The artifact's files a summary names: its "- `<file>`" lines under
+// "### runner: flamegraphs".
+std::vector<std::string> summary_files(const std::string& summary) {
+  std::vector<std::string> files;
+  const size_t at = summary.find("### runner: flamegraphs");
+  if (at == std::string::npos) return files;
+  const std::string part = summary.substr(at);
+  const std::regex line(R"(\n- \[?`([^`\n]+)`)");
+  for (std::sregex_iterator it(part.begin(), part.end(), line), end; it != end;
+       ++it)
+    files.push_back((*it)[1]);
+  return files;
+}
+
 // The runner, except `compare` when FAKE_COMPARE names how it goes wrong
 // (its arguments are written to FAKE_ARGS first).
 const char* kFakeRunner = R"sh(#!/usr/bin/env bash
@@ -132,6 +158,12 @@ if [ "$1" = compare ]; then
     fatal) echo "runner: fatal: std::bad_alloc" >&2; exit 1 ;;
     silent) exit 0 ;;
     refuse) echo "runner compare: no run of the base" >&2; exit 2 ;;
+    json:*)  # compare.json with this verdict in --out, exit FAKE_EXIT
+      while [ "$#" -gt 0 ] && [ "$1" != --out ]; do shift; done
+      mkdir -p "$2"
+      printf '{\n  "verdict": "%s",\n  "summary": {}\n}\n' \
+        "${FAKE_COMPARE#json:}" > "$2/compare.json"
+      exit "${FAKE_EXIT:-0}" ;;
   esac
 fi
 exec "$REAL_RUNNER_BIN" "$@"
@@ -162,6 +194,7 @@ std::vector<std::string> gate_env(const TempDir& dir, const std::string& name,
       "RUNNER_CI_COMPARE_TIMEOUT=",
       "RUNNER_CI_SECRET_VARIABLES=",
       "RUNNER_CI_PROFILE_FOLDER=" + dir.file(name + "-profile"),
+      "RUNNER_CI_ARTIFACT_FOLDER=" + dir.file(name + "-artifact"),
       "RUNNER_TEMP=" + dir.path(),
       "GITHUB_STEP_SUMMARY=" + dir.file(name + "-summary.md"),
       "GITHUB_OUTPUT=" + dir.file(name + "-output"),
@@ -173,9 +206,17 @@ std::vector<std::string> gate_env(const TempDir& dir, const std::string& name,
   return env;
 }
 
+// The job's outputs with this verdict.
+std::string job_output(const TempDir& dir, const std::string& name,
+                       const std::string& verdict) {
+  return "profile-folder=" + dir.file(name + "-profile") +
+         "\nartifact-folder=" + dir.file(name + "-artifact") +
+         "\nartifact-name=runner-benchmarks\nverdict=" + verdict + "\n";
+}
+
 // The job's outputs when no comparison could be made.
 std::string error_output(const TempDir& dir, const std::string& name) {
-  return "profile-folder=" + dir.file(name + "-profile") + "\nverdict=error\n";
+  return job_output(dir, name, "error");
 }
 
 // runner-install's neighbours: the .deb's version (debian/changelog's first
@@ -186,8 +227,9 @@ std::string install_script() {
 }
 
 std::string package_version() {
-  std::ifstream in(fs::path(binary("CI_SCRIPT")).parent_path().parent_path() /
-                   "debian" / "changelog");
+  std::ifstream in(
+      fs::path(binary("CI_SCRIPT")).parent_path().parent_path().parent_path() /
+      "debian" / "changelog");
   std::string line;
   std::getline(in, line);
   std::smatch m;
@@ -287,20 +329,47 @@ TEST_SUITE("e2e") {
       REQUIRE(main_job.exit_code == 0);
       CHECK(main_job.err.find("no comparison") != std::string::npos);
       CHECK(file_text(dir.file("main-output")) ==
-            "profile-folder=" + dir.file("main-profile") + "\nverdict=none\n");
-      CHECK(contains(file_text(dir.file("main-summary.md")),
+            job_output(dir, "main", "none"));
+      const std::string main_summary = file_text(dir.file("main-summary.md"));
+      CHECK(contains(main_summary,
                      "no base branch: this is not a pull or merge request"));
+      // A push to main has no comparison, but its results and flamegraph.
+      CHECK(contains(main_summary, "### runner: benchmark results"));
+      CHECK(std::regex_search(main_summary,
+                              std::regex("Benchmark +Rounds +Median +Stdev")));
+      CHECK(summary_files(main_summary).size() == 1);
+      CHECK_FALSE(contains(main_summary, dir.path()));
 
       auto pr = run_job(job_env(*server, dir, "pr", true, "50"));
       INFO(pr.err);
       CHECK(pr.exit_code == 0);  // fail-on-regression false
       CHECK(file_text(dir.file("pr-output")) ==
-            "profile-folder=" + dir.file("pr-profile") +
-                "\nverdict=regression\n");
+            job_output(dir, "pr", "regression"));
       const std::string summary = file_text(dir.file("pr-summary.md"));
       CHECK(summary.find("| benchmark | base | head |") != std::string::npos);
       CHECK(summary.find("regression") != std::string::npos);
       CHECK(fs::exists(dir.file("pr-profile/compare/compare.json")));
+      // The verdict came from compare.json, where a script finds it.
+      const std::string json =
+          file_text(dir.file("pr-profile/compare/compare.json"));
+      CHECK(json.starts_with("{\n  \"verdict\": \"regression\",\n"));
+      // The summary: the results, the comparison, the flamegraphs of the
+      // artifact (the run's and the differential one), no machine path.
+      CHECK(contains(summary, "### runner: benchmark results"));
+      CHECK(contains(summary, "### runner: comparison with main"));
+      CHECK(contains(summary, "**runner compare: regression**"));
+      const std::vector<std::string> files = summary_files(summary);
+      CHECK(files.size() == 2);
+      for (const std::string& file : files) {
+        INFO(file);
+        CHECK(fs::is_regular_file(dir.file("pr-artifact/" + file)));
+      }
+      CHECK(std::any_of(files.begin(), files.end(), [](const std::string& f) {
+        return f.starts_with("compare/") && f.ends_with(".diff.svg");
+      }));
+      CHECK(fs::is_regular_file(dir.file("pr-artifact/summary.md")));
+      CHECK(fs::is_regular_file(dir.file("pr-artifact/compare/compare.json")));
+      CHECK_FALSE(contains(summary, dir.path()));
 
       auto failing = run_job(job_env(*server, dir, "pr2", true, "50"),
                              {"RUNNER_CI_FAIL_ON_REGRESSION=true"});
@@ -398,7 +467,7 @@ TEST_SUITE("e2e") {
     INFO(fatal.err);
     CHECK(fatal.exit_code == 4);
     CHECK(file_text(dir.file("fatal-output")) == error_output(dir, "fatal"));
-    CHECK(contains(fatal.err, "exited 1 without a verdict"));
+    CHECK(contains(fatal.err, "exited 1 without a compare.json verdict"));
     // exit 0 and nothing written: not "unchanged".
     auto silent = run_job(gate_env(dir, "silent", "silent"));
     INFO(silent.err);
@@ -414,7 +483,7 @@ TEST_SUITE("e2e") {
     INFO(job.err);
     CHECK(job.exit_code == 0);
     CHECK(file_text(dir.file("push-output")) ==
-          "profile-folder=" + dir.file("push-profile") + "\nverdict=none\n");
+          job_output(dir, "push", "none"));
     CHECK(contains(file_text(dir.file("push-summary.md")),
                    "no store is configured"));
     CHECK_FALSE(fs::exists(dir.file("push-compare-args")));
@@ -523,6 +592,9 @@ TEST_SUITE("e2e") {
     CHECK(made.exit_code == 0);
     // The golden folder has 3 rounds per benchmark: every one inconclusive.
     CHECK(file_text(verdict) == "inconclusive\n");
+    // compare.json says the same, on the line runner-ci reads.
+    CHECK(file_text(dir.file("out/compare.json"))
+              .starts_with("{\n  \"verdict\": \"inconclusive\",\n"));
     // A comparison that cannot be made leaves no verdict, not the last one.
     auto failed =
         run_process({binary("RUNNER_BIN"), "compare", "--verdict-file", verdict,
@@ -684,6 +756,211 @@ TEST_SUITE("e2e") {
                                   contains(text, "-u CI_JOB_TOKEN");
     }
     CHECK(install_without_secrets);
+  }
+
+  TEST_CASE("the CI gate reads the verdict from compare.json") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // No verdict file: compare.json's "verdict", checked against the exit
+    // status.
+    auto improved = run_job(gate_env(dir, "improved", "json:improvement"));
+    INFO(improved.err);
+    CHECK(improved.exit_code == 0);
+    CHECK(file_text(dir.file("improved-output")) ==
+          job_output(dir, "improved", "improvement"));
+    auto regressed =
+        run_job(gate_env(dir, "regressed", "json:regression"), {"FAKE_EXIT=1"});
+    INFO(regressed.err);
+    CHECK(regressed.exit_code == 1);
+    CHECK(file_text(dir.file("regressed-output")) ==
+          job_output(dir, "regressed", "regression"));
+    // A verdict the exit status contradicts, or no known verdict: an error.
+    for (const auto& [name, fake, exit] :
+         {std::tuple{"lying", "json:unchanged", "FAKE_EXIT=1"},
+          std::tuple{"odd", "json:better", "FAKE_EXIT=0"}}) {
+      auto job = run_job(gate_env(dir, name, fake), {exit});
+      INFO(job.err);
+      CHECK(job.exit_code == 4);
+      CHECK(file_text(dir.file(std::string(name) + "-output")) ==
+            error_output(dir, name));
+    }
+  }
+
+  TEST_CASE("the CI summary on a push: results and flamegraph, no paths") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // No store: nothing to compare, as on a first pull request.
+    auto job =
+        run_job(gate_env(dir, "push", ""),
+                {"RUNNER_CI_STORE=", "GITHUB_BASE_REF=",
+                 "COMPARE_WORKLOAD_BIN=" + binary("COMPARE_WORKLOAD_BIN"),
+                 "RUNNER_CI_RUN=\"$COMPARE_WORKLOAD_BIN\""});
+    INFO(job.err);
+    CHECK(job.exit_code == 0);
+    const std::string summary = file_text(dir.file("push-summary.md"));
+    INFO(summary);
+    CHECK(summary.starts_with("### runner: benchmark results\n"));
+    CHECK(std::regex_search(
+        summary, std::regex("<pre>\nBenchmark +Rounds +Median +Stdev\n")));
+    CHECK(contains(summary, "### runner: no comparison"));
+    CHECK(contains(summary,
+                   "[this workflow run](https://github.com/"
+                   "acme/widgets/actions/runs/99)"));
+    const std::vector<std::string> files = summary_files(summary);
+    REQUIRE(files.size() == 1);
+    CHECK(files[0].starts_with("flamegraphs/"));
+    CHECK(files[0].ends_with(".svg"));
+    CHECK(fs::is_regular_file(dir.file("push-artifact/" + files[0])));
+    CHECK(file_text(dir.file("push-artifact/summary.md")) == summary);
+    CHECK_FALSE(contains(summary, dir.path()));
+
+    // GitLab: the summary lives in the artifact, each file linked.
+    auto gitlab = run_job(
+        gate_env(dir, "gl", ""),
+        {"RUNNER_CI_STORE=", "GITHUB_BASE_REF=", "GITHUB_ACTIONS=",
+         "GITHUB_RUN_ID=", "GITHUB_STEP_SUMMARY=", "GITLAB_CI=true",
+         "CI_PROJECT_DIR=" + dir.path(),
+         "CI_JOB_URL=https://gitlab.example.com/acme/widgets/-/jobs/5"});
+    INFO(gitlab.err);
+    CHECK(gitlab.exit_code == 0);
+    const std::string gl = file_text(dir.file("gl-artifact/summary.md"));
+    INFO(gl);
+    CHECK(contains(gl, "### runner: benchmark results"));
+    CHECK(contains(gl,
+                   "](https://gitlab.example.com/acme/widgets/-/jobs/5/"
+                   "artifacts/file/gl-artifact/flamegraphs/"));
+    CHECK_FALSE(contains(gl, dir.path()));
+  }
+
+  TEST_CASE("the CI log of a JS benchmark: the runner's details folded") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string node = find_runtime("node");
+    if (node.empty()) RUNNER_SKIP_CASE("node is not installed");
+    TempDir dir;
+    std::ofstream(dir.file("bench.js"))
+        << "function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+           "const t = Date.now(); while (Date.now() - t < 200) fib(20);\n";
+    RUNNER_WITH_S3RVER(server, dir) {
+      write_event(dir);
+      const std::vector<std::string> js = {
+          "NODE_BIN=" + node, "RUNNER_CI_WORKING_DIRECTORY=" + dir.path(),
+          "RUNNER_CI_RUN=\"$NODE_BIN\" bench.js"};
+      auto main_job = run_job(job_env(*server, dir, "main", false, ""), js);
+      INFO(main_job.err);
+      REQUIRE(main_job.exit_code == 0);
+      auto pr = run_job(job_env(*server, dir, "pr", true, ""), js);
+      INFO(pr.err);
+      CHECK(pr.exit_code == 0);
+      // Lines on how the runner sampled, that ask nothing of the user: in
+      // one collapsed group of the log, none among the lines shown.
+      const char* details[] = {
+          "runner: language support:", "runner: sampled with ",
+          "runner: stack copies:",     "runner: its own CPU while sampling:",
+          "runner: finalize:",         "runner: profile folder:"};
+      for (const char* line : details) {
+        INFO(line);
+        CHECK_FALSE(contains(pr.err, line));
+      }
+      const size_t group =
+          pr.out.find("::group::runner: how the benchmarks were sampled\n");
+      REQUIRE(group != std::string::npos);
+      const size_t end = pr.out.find("::endgroup::", group);
+      REQUIRE(end != std::string::npos);
+      CHECK(contains(pr.out.substr(group, end - group),
+                     "runner: language support: NODE_OPTIONS"));
+      // The JS functions are named by the script, not by where it lies.
+      const std::string summary = file_text(dir.file("pr-summary.md"));
+      INFO(summary);
+      CHECK(std::regex_search(summary, std::regex(R"(`JS:\S* bench\.js:\d+)")));
+      CHECK_FALSE(contains(summary, dir.path()));
+    }
+  }
+
+  TEST_CASE("runner-ci check-os: Debian 12, or a clear message") {
+    TempDir dir;
+    auto check = [&](const std::string& os_release,
+                     const std::vector<std::string>& more = {}) {
+      std::ofstream(dir.file("os-release"), std::ios::trunc) << os_release;
+      std::vector<std::string> env = {"RUNNER_CI_OS_RELEASE=" +
+                                      dir.file("os-release")};
+      env.insert(env.end(), more.begin(), more.end());
+      return run_process({"bash", binary("CI_SCRIPT"), "check-os"}, env);
+    };
+    auto bookworm = check(
+        "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian "
+        "GNU/Linux\"\nVERSION_ID=\"12\"\nVERSION_CODENAME=bookworm\n"
+        "ID=debian\n");
+    CHECK(bookworm.exit_code == 0);
+    CHECK(bookworm.err.empty());
+    auto ubuntu = check(
+        "PRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nNAME=\"Ubuntu\"\n"
+        "VERSION_ID=\"24.04\"\nID=ubuntu\nID_LIKE=debian\n");
+    CHECK(ubuntu.exit_code == 2);
+    CHECK(ubuntu.err ==
+          "runner-ci: this job runs on Ubuntu 24.04.1 LTS, but the runner is "
+          "built and tested on Debian 12 (bookworm) only. Run the job in a "
+          "Debian bookworm container: on GitHub Actions, 'container: "
+          "debian:bookworm' in the job; on GitLab CI, 'image: "
+          "debian:bookworm'. RUNNER_CI_ANY_OS=true tries anyway.\n");
+    CHECK(check("ID=debian\nVERSION_ID=\"11\"\n").exit_code == 2);
+    CHECK(check("ID=ubuntu\n", {"RUNNER_CI_ANY_OS=true"}).exit_code == 0);
+    auto none = run_process({"bash", binary("CI_SCRIPT"), "check-os"},
+                            {"RUNNER_CI_OS_RELEASE=" + dir.file("missing")});
+    CHECK(none.exit_code == 2);
+    CHECK(contains(none.err,
+                   "this job runs on a system without " + dir.file("missing")));
+  }
+
+  TEST_CASE("the action and the GitLab job: Debian bookworm, artifacts") {
+    const std::string action_dir = binary("ACTION_DIR");
+    const std::string action_text = file_text(action_dir + "/action.yml");
+    YAML::Node action = load_yaml(action_dir + "/action.yml");
+    YAML::Node steps = action["runs"]["steps"];
+    REQUIRE(steps.IsSequence());
+    REQUIRE(steps.size() >= 2);
+    // The machine is checked first, before anything is installed.
+    CHECK(steps[0]["run"].as<std::string>() ==
+          "\"$ACTION_PATH/../ci/runner-ci\" check-os");
+    // The documented example runs in a Debian bookworm container.
+    CHECK(contains(action_text, "#       container: debian:bookworm\n"));
+    // The artifact runner-ci filled is uploaded under the name it chose,
+    // also when the benchmark regressed.
+    bool uploaded = false;
+    for (const YAML::Node& step : steps) {
+      if (!step["uses"] ||
+          !contains(step["uses"].as<std::string>(), "actions/upload-artifact@"))
+        continue;
+      uploaded = true;
+      CHECK(step["with"]["path"].as<std::string>() ==
+            "${{ steps.bench.outputs.artifact-folder }}");
+      CHECK(step["with"]["name"].as<std::string>() ==
+            "${{ steps.bench.outputs.artifact-name }}");
+      CHECK(contains(step["if"].as<std::string>(), "always()"));
+    }
+    CHECK(uploaded);
+    CHECK(action["inputs"]["artifact-name"]);
+
+    const std::string gitlab_path =
+        action_dir + "/../gitlab/runner.gitlab-ci.yml";
+    YAML::Node job = load_yaml(gitlab_path)[".runner-benchmarks"];
+    REQUIRE(job.IsMap());
+    CHECK(job["image"].as<std::string>() == "debian:bookworm");
+    CHECK(contains(job["before_script"][0].as<std::string>(),
+                   "runner-ci\" check-os"));
+    CHECK(job["variables"]["RUNNER_CI_ARTIFACT_FOLDER"].as<std::string>() ==
+          "$CI_PROJECT_DIR/runner-artifact");
+    CHECK(job["artifacts"]["paths"][0].as<std::string>() == "runner-artifact/");
+    CHECK(job["artifacts"]["when"].as<std::string>() == "always");
+
+    // Neither installs test tools: runner-install brings what the build
+    // needs.
+    for (const std::string& text : {action_text, file_text(gitlab_path)}) {
+      for (const char* tool : {"chromium", "clang-tidy", "clang-format",
+                               "valgrind", "npm", "make test"}) {
+        INFO(tool);
+        CHECK_FALSE(contains(text, tool));
+      }
+    }
   }
 
   TEST_CASE("the CI script refuses bad inputs before running anything") {

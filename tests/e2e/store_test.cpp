@@ -287,6 +287,7 @@ TEST_SUITE("e2e") {
       CHECK(record->archive_key == keys[1]);
       CHECK(record->branch == "main");
       CHECK(record->benchmarks == std::vector<std::string>{"bench.cpp::fib"});
+      CHECK(record->runner_version == binary("RUNNER_PROJECT_VERSION"));
 
       auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
                              "--out", dir.file("out"), "--format", "json"},

@@ -196,6 +196,7 @@ TEST_SUITE("e2e") {
     CHECK(m["runPart"]["runId"] == "123456");
     CHECK(m["runner"]["executor"] == "walltime");
     CHECK(m["runner"]["name"] == "codspeed-runner");
+    CHECK(m["runner"]["version"] == binary("RUNNER_PROJECT_VERSION"));
     CHECK(m["runner"]["cpuCores"].get<int>() > 0);
     CHECK(m["runner"]["totalMemoryGb"].get<int>() > 0);
     CHECK_FALSE(m["runner"]["arch"].get<std::string>().empty());

@@ -100,7 +100,8 @@ TEST_CASE("markdown: one summary line, one table, one row per benchmark") {
   const CompareReport report = testing::sample_compare_report();
   const std::string md = render_markdown(report);
   CHECK(md.starts_with(
-      "**runner compare**: 1 regression, 1 improvement, 2 unchanged, 1 "
+      "**runner compare: regression**: 1 regression, 1 improvement, 2 "
+      "unchanged, 1 "
       "inconclusive (Mann\xE2\x80\x93Whitney U and Welch's t, Holm, alpha "
       "0.05, threshold 5%); 1 added, 1 removed\n\n| benchmark |"));
   const auto table = table_lines(md);
@@ -241,7 +242,8 @@ TEST_CASE("text: header, aligned columns, sections") {
       "BM_HashTable/insert/1048576/r\xE2\x80\xA6:8/iterations:1000/"
       "manual_time   2.50 s"));
   const std::string text = render_text(report);
-  CHECK(text.find("\n1 regression, 1 improvement, 2 unchanged, 1 "
+  CHECK(text.find("\nverdict regression: 1 regression, 1 improvement, 2 "
+                  "unchanged, 1 "
                   "inconclusive; 1 added, 1 removed\n") != std::string::npos);
   CHECK(text.find("\nadded (only in head):\n  new_bench  "
                   "bench_new.cpp::new_bench\n") != std::string::npos);

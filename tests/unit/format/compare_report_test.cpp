@@ -59,12 +59,15 @@ TEST_CASE("compare.json: names of the enums") {
 
 TEST_CASE("compare.json: members in the documented order, null when absent") {
   const std::string text = write_compare_report(sample_compare_report());
-  CHECK(text.starts_with("{\n  \"base\": {\n    \"folders\": [\n"));
+  // The overall verdict first, on the second line, for shell scripts.
+  CHECK(
+      text.starts_with("{\n  \"verdict\": \"regression\",\n  \"base\": {\n    "
+                       "\"folders\": [\n"));
   CHECK(text.ends_with("}\n"));
   const auto doc = nlohmann::ordered_json::parse(text);
   using V = std::vector<std::string>;
-  CHECK(keys(doc) == V{"base", "head", "settings", "summary", "benchmarks",
-                       "added", "removed", "noise", "warnings"});
+  CHECK(keys(doc) == V{"verdict", "base", "head", "settings", "summary",
+                       "benchmarks", "added", "removed", "noise", "warnings"});
   CHECK(keys(doc["head"]) == V{"folders", "command", "benchmarks"});
   CHECK(doc["head"]["command"].is_null());
   CHECK(keys(doc["settings"]) == V{"alpha", "threshold", "confidence",
@@ -205,6 +208,45 @@ TEST_CASE("compare.json: malformed documents name the member") {
   const std::string alpha = "\"alpha\": 0.05";
   huge.replace(huge.find(alpha), alpha.size(), "\"alpha\": 1e999");
   CHECK(error_of(huge).starts_with("compare.json: not JSON (at byte "));
+}
+
+TEST_CASE("compare.json: the overall verdict, as compare's exit code") {
+  using V = Verdict;
+  auto overall = [](std::vector<V> verdicts) {
+    std::vector<BenchmarkComparison> benchmarks;
+    for (V v : verdicts) {
+      benchmarks.emplace_back();
+      benchmarks.back().verdict = v;
+    }
+    return overall_verdict(benchmarks);
+  };
+  CHECK(overall({}) == V::kInconclusive);
+  CHECK(overall({V::kInconclusive}) == V::kInconclusive);
+  CHECK(overall({V::kInconclusive, V::kUnchanged}) == V::kUnchanged);
+  CHECK(overall({V::kUnchanged, V::kImprovement}) == V::kImprovement);
+  CHECK(overall({V::kImprovement, V::kRegression, V::kUnchanged}) ==
+        V::kRegression);
+  for (const auto& [verdicts, line] :
+       {std::pair{std::vector<V>{}, "inconclusive"},
+        std::pair{std::vector<V>{V::kUnchanged, V::kImprovement},
+                  "improvement"}}) {
+    CompareReport r;
+    for (V v : verdicts) {
+      r.benchmarks.emplace_back();
+      r.benchmarks.back().verdict = v;
+    }
+    CHECK(write_compare_report(r).starts_with("{\n  \"verdict\": \"" +
+                                              std::string(line) + "\",\n"));
+  }
+  // Read back, it must be the benchmarks' own.
+  CHECK(error_of(edited([](auto& d) { d.erase("verdict"); })) ==
+        "compare.json: verdict is missing");
+  CHECK(error_of(edited([](auto& d) { d["verdict"] = "fine"; })) ==
+        "compare.json: verdict 'fine' is not one of regression, improvement, "
+        "unchanged, inconclusive");
+  CHECK(error_of(edited([](auto& d) { d["verdict"] = "unchanged"; })) ==
+        "compare.json: verdict 'unchanged' is not the benchmarks' overall "
+        "verdict 'regression'");
 }
 
 TEST_CASE("compare.json: summary is recomputed; unknown members ignored") {
