@@ -8,7 +8,6 @@
 #include <string>
 
 #include "base/base.hpp"
-#include "base/status_line.hpp"
 
 namespace runner::agent {
 namespace {

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "base/base.hpp"
-#include "base/status_line.hpp"
 
 namespace runner::agent {
 namespace {

@@ -30,5 +30,6 @@
 #include "base/process_tree.hpp"
 #include "base/ranges.hpp"
 #include "base/result.hpp"
+#include "base/status_line.hpp"
 #include "base/text.hpp"
 #include "base/unique_fd.hpp"
