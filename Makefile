@@ -219,12 +219,14 @@ format:
 format-check:
 	git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run --Werror
 
-# No function over 80 lines (comments and blank lines included) in the
-# parts that orchestrate and analyse: clang-tidy's readability-function-size
-# on the build's compile_commands.json.
-SIZE_CHECKED := agent report profiler perfdata compare upload finalize
+# No function over 80 lines (comments and blank lines included) in any
+# part, C sources included: clang-tidy's readability-function-size on the
+# build's compile_commands.json.
+SIZE_CHECKED := base fifo profiler symbols format perfdata report compare \
+                upload finalize agent integrations
 function-size: build test-deps
-	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED))); \
+	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED)) \
+	                       $(addsuffix /*.c,$(SIZE_CHECKED))); \
 	out=$$(clang-tidy -quiet -p $(BUILD) -checks='-*,readability-function-size' \
 	  -config='{CheckOptions: [{key: readability-function-size.LineThreshold, value: 80}]}' \
 	  $$files 2>/dev/null | grep -A1 'readability-function-size' | grep -v '^--$$' || true); \

@@ -14,6 +14,8 @@
 //  - fs helpers: write a file atomically (temp name + rename).
 //  - cache folders: private (0700, ours, not a symlink), evicted least
 //    recently used first to a size cap.
+//  - hex: bytes and numbers as hex digits (to_hex, hex_number, append_hex
+//    for escapes), the one hex encoder of the project.
 //  - text helpers: take_item walks a separated list ("a,b,c"); the strict
 //    UTF-8 decoder; printable_text makes outside text safe to print
 //    (controls, bidi controls and invalid UTF-8 escaped).
@@ -23,6 +25,7 @@
 #include "base/child_process.hpp"
 #include "base/clock.hpp"
 #include "base/fs.hpp"
+#include "base/hex.hpp"
 #include "base/log.hpp"
 #include "base/log_limiter.hpp"
 #include "base/mapped_region.hpp"

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/hex.hpp"
+
 namespace runner::base {
 Status write_all(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -62,10 +64,7 @@ std::string random_suffix() {
             static_cast<uint64_t>(::getpid()) << 32 ^
             reinterpret_cast<uintptr_t>(&value);
   }
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx",
-                static_cast<unsigned long long>(value));
-  return text;
+  return hex_number(value, 16);
 }
 
 // Splits "dir/name" (dir "." when there is no slash, "/" for "/name").

@@ -3,7 +3,8 @@
 #include "base/text.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "base/hex.hpp"
 
 namespace runner::base {
 
@@ -80,22 +81,19 @@ bool escaped_code_point(char32_t c) {
 // length in bytes.
 size_t append_printable(std::string_view text, size_t at, std::string& out) {
   const CodePoint cp = decode_utf8(text, at);
-  char escape[16];
   if (cp.length == 0 ||
       (cp.length == 1 && (cp.value < 0x20 || cp.value == 0x7F))) {
     const auto c = static_cast<unsigned char>(text[at]);
     if (c == '\t' || c == '\n' || c == '\r') {
       out += ' ';
     } else {
-      std::snprintf(escape, sizeof(escape), "\\x%02X", c);
-      out += escape;
+      out += "\\x";
+      append_hex(out, c, HexCase::kUpper);
     }
     return 1;
   }
   if (escaped_code_point(cp.value)) {
-    std::snprintf(escape, sizeof(escape), "\\u{%04X}",
-                  static_cast<unsigned>(cp.value));
-    out += escape;
+    out += "\\u{" + hex_number(cp.value, 4, HexCase::kUpper) + "}";
   } else {
     out.append(text.substr(at, cp.length));
   }

@@ -9,15 +9,15 @@
 #include <numeric>
 #include <vector>
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/beta.hpp>
+
 namespace runner::compare::stats {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Above this many degrees of freedom t is the normal to ~1e-7.
-constexpr double kNormalDf = 1e7;
-constexpr int kBisectionSteps = 400;
-constexpr int kFractionTerms = 40000;
 
 // A strict weak order that puts NaN last, so that sorting bad input is
 // still well defined (the callers reject it; this only keeps us safe).
@@ -37,58 +37,16 @@ bool has_equal_neighbours(const std::vector<double>& sorted) {
   return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
 }
 
-// Smallest x in [lo, hi] with cdf(x) >= p, to double precision.
-template <class Cdf>
-double bisect(const Cdf& cdf, double p, double lo, double hi) {
-  for (int step = 0; step < kBisectionSteps; ++step) {
-    const double mid = lo + (hi - lo) / 2;
-    if (mid <= lo || mid >= hi) break;
-    (cdf(mid) < p ? lo : hi) = mid;
-  }
-  return lo + (hi - lo) / 2;
-}
-
-// The continued fraction 1 + d1/(1 + d2/(1 + ...)) of the incomplete beta
-// (I_x(a,b) = x^a (1-x)^b / (a B(a,b)) / fraction), evaluated by the
-// modified Lentz method; d_{2m} = m(b-m)x / ((a+2m-1)(a+2m)),
-// d_{2m+1} = -(a+m)(a+b+m)x / ((a+2m)(a+2m+1)).
-double beta_fraction_term(int j, double x, double a, double b) {
-  const double m = j / 2;
-  if (j % 2 == 0) return m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
-  return -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
-}
-
-double beta_fraction(double x, double a, double b) {
-  constexpr double kTiny = 1e-300, kEpsilon = 1e-15;
-  const auto away_from_zero = [](double v) {
-    return std::fabs(v) < kTiny ? kTiny : v;
-  };
-  double value = 1, c = 1, d = 0;
-  for (int j = 1; j <= kFractionTerms; ++j) {
-    const double term = beta_fraction_term(j, x, a, b);
-    d = 1 / away_from_zero(1 + term * d);
-    c = away_from_zero(1 + term / c);
-    value *= c * d;
-    if (std::fabs(c * d - 1) < kEpsilon) break;
-  }
-  return value;
-}
-
-// I_x(a, b) given x and y = 1 - x separately (t_cdf knows both exactly);
-// the fraction converges fast below x = (a+1)/(a+b+2), above it
-// I_x(a, b) = 1 - I_y(b, a) (once: rounding cannot make it recurse).
-double beta_regularized(double x, double y, double a, double b,
-                        bool swapped = false) {
-  if (std::isnan(x) || std::isnan(y) || !(a > 0) || !(b > 0)) return kNaN;
-  if (x <= 0) return 0;
-  if (y <= 0) return 1;
-  if (!swapped && x > (a + 1) / (a + b + 2))
-    return 1 - beta_regularized(y, x, b, a, true);
-  const double log_front =
-      a * std::log(x) + b * std::log(y) -
-      (std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b));
-  return std::exp(log_front) / (a * beta_fraction(x, a, b));
-}
+// Boost.Math with errors as values: nothing throws; a quantile of 0 or 1
+// is -inf/+inf and a bad argument NaN (the callers check theirs first).
+namespace policies = boost::math::policies;
+using Policy =
+    policies::policy<policies::domain_error<policies::ignore_error>,
+                     policies::pole_error<policies::ignore_error>,
+                     policies::overflow_error<policies::ignore_error>,
+                     policies::evaluation_error<policies::ignore_error>>;
+using Normal = boost::math::normal_distribution<double, Policy>;
+using StudentsT = boost::math::students_t_distribution<double, Policy>;
 
 // P(S <= j) and P(S >= j) under a null distribution given as P(S = s).
 double lower_tail(const std::vector<double>& pmf, double j) {
@@ -265,38 +223,35 @@ MidRanks mid_ranks(std::span<const double> values) {
   return out;
 }
 
-double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double normal_cdf(double z) {
+  if (std::isnan(z)) return kNaN;
+  return boost::math::cdf(Normal(), z);
+}
 
 double normal_quantile(double p) {
   if (std::isnan(p)) return kNaN;
   if (p <= 0) return -kInf;
   if (p >= 1) return kInf;
-  if (p > 0.5) return -normal_quantile(1 - p);
-  return bisect([](double z) { return normal_cdf(z); }, p, -40, 0);
+  return boost::math::quantile(Normal(), p);
 }
 
 double incomplete_beta(double x, double a, double b) {
-  return beta_regularized(x, 1 - x, a, b);
+  if (std::isnan(x) || !(a > 0) || !(b > 0)) return kNaN;
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  return boost::math::ibeta(a, b, x, Policy());
 }
 
 double t_cdf(double t, double df) {
   if (std::isnan(t) || !(df > 0)) return kNaN;
-  if (std::isinf(t)) return t > 0 ? 1 : 0;
-  if (df > kNormalDf) return normal_cdf(t);
-  const double t2 = t * t;
-  const double tail =
-      0.5 * beta_regularized(df / (df + t2), t2 / (df + t2), df / 2, 0.5);
-  return t > 0 ? 1 - tail : tail;
+  return boost::math::cdf(StudentsT(df), t);
 }
 
 double t_quantile(double p, double df) {
   if (std::isnan(p) || !(df > 0)) return kNaN;
   if (p <= 0) return -kInf;
   if (p >= 1) return kInf;
-  if (p > 0.5) return -t_quantile(1 - p, df);
-  double lo = -1;
-  while (t_cdf(lo, df) > p && lo > -1e300) lo *= 2;
-  return bisect([df](double t) { return t_cdf(t, df); }, p, lo, 0);
+  return boost::math::quantile(StudentsT(df), p);
 }
 
 std::vector<double> mann_whitney_null(uint64_t m, uint64_t n) {

@@ -49,11 +49,11 @@ struct MidRanks {
 };
 MidRanks mid_ranks(std::span<const double> values);
 
-// Standard normal CDF and its inverse (bisection to double precision;
-// -inf/+inf for p <= 0 / p >= 1).
+// The distributions are Boost.Math's; NaN for a NaN argument or df <= 0.
+// Standard normal CDF and its inverse (-inf/+inf for p <= 0 / p >= 1).
 double normal_cdf(double z);
 double normal_quantile(double p);
-// Regularized incomplete beta I_x(a, b) (Lentz's continued fraction).
+// Regularized incomplete beta I_x(a, b) (0 for x <= 0, 1 for x >= 1).
 double incomplete_beta(double x, double a, double b);
 // Student t with df > 0 (non-integer allowed) degrees of freedom.
 double t_cdf(double t, double df);

@@ -5,6 +5,8 @@
 #include <string>
 #include <type_traits>
 
+#include "base/base.hpp"
+
 namespace runner::fifo {
 namespace {
 
@@ -13,7 +15,6 @@ constexpr size_t kMaxQuoted = 256;
 // Quotes a string for a log line; control bytes and non-ASCII are escaped so
 // a hostile URI cannot forge log lines, and long strings are cut.
 std::string quoted(const std::string& text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (unsigned char c : text.substr(0, kMaxQuoted)) {
     if (c == '"' || c == '\\') {
@@ -21,8 +22,7 @@ std::string quoted(const std::string& text) {
       out += static_cast<char>(c);
     } else if (c < 0x20 || c >= 0x7f) {
       out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
+      base::append_hex(out, c);
     } else {
       out += static_cast<char>(c);
     }

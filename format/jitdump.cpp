@@ -4,6 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/base.hpp"
 #include "format/bytes.hpp"
 
 namespace runner::format {
@@ -16,15 +17,7 @@ constexpr uint64_t kDebugFixed = 32;
 constexpr uint64_t kDebugEntryMin = 17;  // addr, line, column, the NUL
 constexpr uint64_t kUnwindFixed = 40;
 
-std::string hex(uint64_t v) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), kDigits[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  return "0x" + out;
-}
+std::string hex(uint64_t v) { return "0x" + base::hex_number(v); }
 
 const char* record_name(uint32_t id) {
   switch (static_cast<JitRecordId>(id)) {

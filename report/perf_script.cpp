@@ -1,5 +1,9 @@
 // `runner report --format perf-script`: every sample read, in `perf
 // script`'s default layout, to standard output.
+#include <algorithm>
+#include <array>
+#include <charconv>
+
 #include "report/output.hpp"
 #include "report/symbolizer.hpp"
 
@@ -22,6 +26,17 @@ void append_uint(std::string& out, uint64_t value, size_t width,
   if (left_align) out.append(pad, fill);
 }
 
+// A tab, `addr` in lowercase hex right-aligned in 17 columns, a space.
+using AddressField = std::array<char, 19>;
+void address_field(uint64_t addr, AddressField& line) {
+  char digits[16];
+  char* end = std::to_chars(digits, digits + sizeof(digits), addr, 16).ptr;
+  const auto n = static_cast<size_t>(end - digits);
+  line.fill(' ');
+  line[0] = '\t';
+  std::copy(digits, end, line.end() - 1 - n);
+}
+
 // `perf script`'s default layout for our samples, but with the comm
 // left-aligned: "%-16s %6u/%-6u %5lu.%09lu: event:" then "\t%16lx name
 // (dso)" per frame. Hand-formatted
@@ -38,22 +53,14 @@ class PerfScriptOutput : public Output {
     const UnwoundStack& stack = view.stack;
     for (size_t i = 0; i < stack.addrs.size(); ++i) {
       const uint64_t addr = stack.addrs[i];
-      char line[19];  // "\t%16lx "
-      line[0] = '\t';
-      int pos = 17;
-      line[18] = ' ';
-      uint64_t v = addr;
-      do {
-        line[pos--] = "0123456789abcdef"[v & 0xf];
-        v >>= 4;
-      } while (v != 0 && pos > 0);
-      while (pos > 0) line[pos--] = ' ';
+      AddressField line;
+      address_field(addr, line);
       // Inlined functions (--inline) first, at the same address; like perf,
       // they carry " (inlined)" instead of the dso.
       for (uint32_t id :
            symbolizer_.resolve_frames(static_cast<int32_t>(view.sample.pid),
                                       addr, stack.exact_pc(i))) {
-        buffer_.append(line, sizeof(line));
+        buffer_.append(line.data(), line.size());
         buffer_ += frame_text(id);
       }
     }

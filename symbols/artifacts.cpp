@@ -238,19 +238,11 @@ std::vector<FileResult> process_files(const std::vector<UniqueFile>& files,
   return results;
 }
 
-}  // namespace
-
-std::string make_module_key(std::size_t index, std::string_view path) {
-  return format::ProfileLayout::module_key(index, path);
-}
-
-base::Result<ArtifactSet> build_artifacts(
-    std::span<const ModuleMapping> mappings, const ArtifactOptions& options) {
-  RUNNER_RETURN_IF_ERROR(base::make_directories(options.out_dir),
-                         "creating artifact folder");
-
-  // 1. Identities. A mapping without dev/inode joins the first known
-  //    identity of its path, if any, so it does not create a phantom file.
+// 1. Identities, one per mapping. A mapping without dev/inode joins the
+//    first known identity of its path, if any, so it does not create a
+//    phantom file.
+std::vector<Identity> mapping_identities(
+    std::span<const ModuleMapping> mappings) {
   std::map<std::string, Identity> first_known;
   for (const ModuleMapping& m : mappings) {
     if (m.inode == 0) continue;
@@ -258,29 +250,36 @@ base::Result<ArtifactSet> build_artifacts(
     auto it = first_known.find(m.path);
     if (it == first_known.end() || id < it->second) first_known[m.path] = id;
   }
-  std::vector<Identity> mapping_identity;
-  mapping_identity.reserve(mappings.size());
-  std::map<Identity, size_t> file_index;
+  std::vector<Identity> identities;
+  identities.reserve(mappings.size());
   for (const ModuleMapping& m : mappings) {
     Identity id{m.path, m.dev_major, m.dev_minor, m.inode};
     if (!id.known()) {
       auto it = first_known.find(m.path);
       if (it != first_known.end()) id = it->second;
     }
-    file_index.emplace(id, 0);
-    mapping_identity.push_back(std::move(id));
+    identities.push_back(std::move(id));
   }
+  return identities;
+}
 
-  // 2. Keys in (path, identity) order: stable across runs for the same set.
+// 2. The unique files, keyed in (path, identity) order: stable across runs
+//    for the same set. mapping_file[i] is the file of mappings[i]; each
+//    file lists the paths it can be opened by.
+std::vector<UniqueFile> unique_files(std::span<const ModuleMapping> mappings,
+                                     const std::vector<Identity>& identities,
+                                     std::vector<size_t>& mapping_file) {
+  std::map<Identity, size_t> file_index;
+  for (const Identity& id : identities) file_index.emplace(id, 0);
   std::vector<UniqueFile> files;
   files.reserve(file_index.size());
   for (auto& [id, index] : file_index) {
     index = files.size();
     files.push_back(UniqueFile{id, make_module_key(files.size(), id.path), {}});
   }
-  std::vector<size_t> mapping_file(mappings.size());
+  mapping_file.assign(mappings.size(), 0);
   for (size_t i = 0; i < mappings.size(); ++i) {
-    size_t index = file_index.at(mapping_identity[i]);
+    size_t index = file_index.at(identities[i]);
     mapping_file[i] = index;
     const ModuleMapping& m = mappings[i];
     const std::string& open = m.open_path.empty() ? m.path : m.open_path;
@@ -290,20 +289,21 @@ base::Result<ArtifactSet> build_artifacts(
       candidates.push_back(open);
     }
   }
+  return files;
+}
 
-  // 3. Parse each unique file once, in parallel (or take it from the cache).
-  std::vector<FileResult> results = process_files(files, options);
+void count_error(ArtifactSet& out, const std::string& reason,
+                 const std::string& example) {
+  ++out.errors[reason];
+  out.error_examples.emplace(reason, example);
+}
 
-  ArtifactSet out;
-  auto count_error = [&out](const std::string& reason,
-                            const std::string& example) {
-    ++out.errors[reason];
-    out.error_examples.emplace(reason, example);
-  };
+// The modules, debug info, errors and cache hits of the parsed files.
+void collect_results(std::vector<FileResult>& results, ArtifactSet& out) {
   for (FileResult& result : results) {
     if (result.from_cache) ++out.cache_hits;
     for (const FileError& e : result.errors) {
-      count_error(e.reason, e.example);
+      count_error(out, e.reason, e.example);
       if (e.reason == "write_failed") out.write_failures.push_back(e.example);
     }
     if (result.debug_info) {
@@ -311,9 +311,13 @@ base::Result<ArtifactSet> build_artifacts(
     }
     out.modules.push_back(result.info);
   }
+}
 
-  // 4. Per-pid views: one per mapping (a file mapped twice by a pid, at
-  //    two load biases, has two), in (pid, key index, start) order.
+// 4. Per-pid views: one per mapping (a file mapped twice by a pid, at two
+//    load biases, has two), in (pid, key index, start) order.
+void add_pid_views(std::span<const ModuleMapping> mappings,
+                   const std::vector<FileResult>& results,
+                   const std::vector<size_t>& mapping_file, ArtifactSet& out) {
   std::map<std::tuple<int32_t, size_t, uint64_t>, PidModule> per_pid;
   for (size_t i = 0; i < mappings.size(); ++i) {
     const ModuleMapping& m = mappings[i];
@@ -324,7 +328,7 @@ base::Result<ArtifactSet> build_artifacts(
     base::Result<uint64_t> bias =
         compute_load_bias(result.summary->loads, m.start, m.end, m.pgoff);
     if (!bias) {
-      count_error("no_load_segment", m.path + ": " + bias.error().what());
+      count_error(out, "no_load_segment", m.path + ": " + bias.error().what());
       continue;
     }
     PidModule pm;
@@ -342,6 +346,27 @@ base::Result<ArtifactSet> build_artifacts(
   for (auto& [pid_file, pm] : per_pid) {
     out.by_pid[std::get<0>(pid_file)].push_back(std::move(pm));
   }
+}
+
+}  // namespace
+
+std::string make_module_key(std::size_t index, std::string_view path) {
+  return format::ProfileLayout::module_key(index, path);
+}
+
+base::Result<ArtifactSet> build_artifacts(
+    std::span<const ModuleMapping> mappings, const ArtifactOptions& options) {
+  RUNNER_RETURN_IF_ERROR(base::make_directories(options.out_dir),
+                         "creating artifact folder");
+  const std::vector<Identity> identities = mapping_identities(mappings);
+  std::vector<size_t> mapping_file;
+  const std::vector<UniqueFile> files =
+      unique_files(mappings, identities, mapping_file);
+  // 3. Parse each unique file once, in parallel (or take it from the cache).
+  std::vector<FileResult> results = process_files(files, options);
+  ArtifactSet out;
+  collect_results(results, out);
+  add_pid_views(mappings, results, mapping_file, out);
   return out;
 }
 

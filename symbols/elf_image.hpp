@@ -94,9 +94,6 @@ std::vector<DebugCandidate> debug_file_candidates(
     const std::string& original_path, const ElfSummary& summary,
     const DebugSearch& search);
 
-// Lowercase hex of `bytes`.
-std::string hex(std::span<const uint8_t> bytes);
-
 // GNU debuglink CRC32 (the zlib polynomial) of a whole file.
 base::Result<uint32_t> file_crc32(const std::string& path);
 uint32_t crc32_update(uint32_t crc, const uint8_t* data, std::size_t size);

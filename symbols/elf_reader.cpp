@@ -49,17 +49,6 @@ bool is_regular_file(const std::string& path, struct stat* st) {
 
 }  // namespace
 
-std::string hex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
-
 namespace {
 
 std::string dirname_of(const std::string& path) {
@@ -134,7 +123,7 @@ std::vector<DebugCandidate> debug_file_candidates(
   std::vector<DebugCandidate> out;
   // 1. build-id: <root>/.build-id/ab/cdef....debug
   if (summary.build_id.size() >= 2) {
-    std::string id = hex(summary.build_id);
+    std::string id = base::to_hex(summary.build_id);
     for (const std::string& root : roots) {
       out.push_back({root + "/.build-id/" + id.substr(0, 2) + "/" +
                          id.substr(2) + ".debug",

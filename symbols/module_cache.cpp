@@ -48,12 +48,7 @@ uint64_t fnv1a(std::string_view text) {
       reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex64(uint64_t v) { return base::hex_number(v, 16); }
 
 int64_t ns(const struct timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
@@ -244,7 +239,7 @@ std::optional<CacheKey> module_cache_key(const ElfImage& image,
   if (::stat(open_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
       st.st_dev != image.device() || st.st_ino != image.inode())
     return std::nullopt;
-  CacheKey key{hex(summary.build_id), {}};
+  CacheKey key{base::to_hex(summary.build_id), {}};
   key.text = "runner finalize cache " + std::to_string(kModuleCacheVersion) +
              "\nbuild-id " + key.build_id + "\n";
   add_field(key.text, "path", recorded_path);

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/base.hpp"
+
 #include <openssl/evp.h>
 
 namespace runner::upload {
@@ -38,17 +40,6 @@ std::vector<uint8_t> digest_of(const EVP_MD* md, std::string_view data) {
 
 }  // namespace
 
-std::string hex_encode(std::span<const uint8_t> data) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(data.size() * 2);
-  for (const uint8_t b : data) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
 std::string base64_encode(std::span<const uint8_t> data) {
   std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
   const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -58,7 +49,7 @@ std::string base64_encode(std::span<const uint8_t> data) {
 }
 
 std::string sha256_hex(std::string_view data) {
-  return hex_encode(digest_of(EVP_sha256(), data));
+  return base::to_hex(digest_of(EVP_sha256(), data));
 }
 
 std::string md5_base64(std::string_view data) {
@@ -81,7 +72,7 @@ base::Result<FileDigest> digest_fd(int fd) {
     out.size += static_cast<uint64_t>(got);
   }
   out.md5_base64 = base64_encode(finish(md5.get()));
-  out.sha256_hex = hex_encode(finish(sha.get()));
+  out.sha256_hex = base::to_hex(finish(sha.get()));
   return out;
 }
 

@@ -25,6 +25,5 @@ base::Result<FileDigest> digest_fd(int fd);
 std::string sha256_hex(std::string_view data);
 std::string md5_base64(std::string_view data);
 std::string base64_encode(std::span<const uint8_t> data);
-std::string hex_encode(std::span<const uint8_t> data);
 
 }  // namespace runner::upload

@@ -416,7 +416,6 @@ base::Result<HttpResponse> perform_with_retries(HttpClient& client,
 }
 
 std::string percent_encode(std::string_view text, bool keep_slash) {
-  static const char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (const unsigned char c : text) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
@@ -424,8 +423,7 @@ std::string percent_encode(std::string_view text, bool keep_slash) {
       out += static_cast<char>(c);
     } else {
       out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      base::append_hex(out, c, base::HexCase::kUpper);
     }
   }
   return out;

@@ -88,7 +88,7 @@ std::string new_run_id(uint64_t unix_ms) {
   char id[64];
   std::snprintf(id, sizeof(id), "%s%03uZ-%s", time_text,
                 static_cast<unsigned>(unix_ms % 1000),
-                hex_encode(random).c_str());
+                base::to_hex(random).c_str());
   return id;
 }
 
@@ -157,15 +157,13 @@ uint64_t now_unix_ms() {
 }  // namespace
 
 std::string ref_key(const std::string& branch) {
-  static const char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (const unsigned char c : branch) {
     if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
       out += static_cast<char>(c);
     } else {
       out += '~';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      base::append_hex(out, c, base::HexCase::kUpper);
     }
   }
   if (out.empty() || out == "." || out == "..") out = "~" + out;

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "base/base.hpp"
@@ -153,29 +155,27 @@ int fail(const Failure& f) {
   return f.exit_code;
 }
 
-int run(int argc, char** argv) {
-  std::vector<ExecTarget> targets;
-  if (auto f = parse_command_line(argc, argv, targets)) return fail(*f);
-
-  // Everything is validated before the first round runs.
+// Checks every target before the first round runs: its walltime options,
+// its working directory and that its program is found. A relative program
+// path is made relative to the benchmark's working directory.
+std::optional<Failure> validate_targets(std::vector<ExecTarget>& targets,
+                                        std::vector<LoopConfig>& configs) {
   const char* path_env = std::getenv("PATH");
-  std::vector<LoopConfig> configs;
   for (auto& target : targets) {
     const std::string label = target.name.value_or(join(target.command));
-    if (target.command[0].empty()) return fail({2, "empty command name"});
+    if (target.command[0].empty()) return Failure{2, "empty command name"};
     auto config = make_loop_config(target.walltime);
     if (!config) {
-      return fail(
-          {2, "benchmark '" + label + "': " + config.error().message()});
+      return Failure{2,
+                     "benchmark '" + label + "': " + config.error().message()};
     }
     configs.push_back(*config);
     if (target.working_directory) {
       if (::access(target.working_directory->c_str(), X_OK) != 0) {
-        return fail({2, "benchmark '" + label + "': working directory " +
-                            *target.working_directory + ": " +
-                            std::strerror(errno)});
+        return Failure{2, "benchmark '" + label + "': working directory " +
+                              *target.working_directory + ": " +
+                              std::strerror(errno)};
       }
-      // A relative program path is relative to the benchmark's directory.
       std::string& program = target.command[0];
       if (program.find('/') != std::string::npos && program[0] != '/') {
         program = *target.working_directory + "/" + program;
@@ -183,87 +183,131 @@ int run(int argc, char** argv) {
     }
     auto found =
         base::find_executable(target.command[0], path_env ? path_env : "");
-    if (!found) return fail({127, found.error().what()});
+    if (!found) return Failure{127, found.error().what()};
   }
+  return std::nullopt;
+}
+
+// What every round of every target shares.
+struct Harness {
+  client::InstrumentHooks hooks;
+  std::vector<std::string> env;
+  int dev_null = -1;
+  int32_t pid = 0;
+};
+
+// One round: spawn the command and wait for it; a failing command fails
+// the round.
+RoundFn spawn_round(const base::SpawnOptions& spawn) {
+  return [&spawn]() -> base::Result<Round> {
+    RUNNER_ASSIGN_OR_RETURN(base::ChildProcess child,
+                            base::ChildProcess::spawn(spawn), "spawn");
+    Round r;
+    r.start_ns = client::InstrumentHooks::now();
+    RUNNER_ASSIGN_OR_RETURN(base::ExitStatus status, child.wait(), "wait");
+    r.end_ns = client::InstrumentHooks::now();
+    if (!status.success()) {
+      return base::Error("command " + status.describe());
+    }
+    return r;
+  };
+}
+
+// Sends the rounds to the runner as markers (after the loop, to keep the
+// FIFO out of the measurement); returns the time of each.
+std::vector<uint64_t> mark_rounds(Harness& harness,
+                                  const std::vector<Round>& rounds) {
+  std::vector<uint64_t> round_ns;
+  round_ns.reserve(rounds.size());
+  for (const Round& r : rounds) {
+    harness.hooks.add_marker(harness.pid, MARKER_TYPE_BENCHMARK_START,
+                             r.start_ns);
+    harness.hooks.add_marker(harness.pid, MARKER_TYPE_BENCHMARK_END, r.end_ns);
+    round_ns.push_back(r.end_ns - r.start_ns);
+  }
+  return round_ns;
+}
+
+// The result of a benchmark's rounds, and its line on stderr.
+results::BenchmarkResult make_result(const std::string& full_name,
+                                     const std::string& uri,
+                                     const LoopOutcome& outcome,
+                                     std::vector<uint64_t> round_ns) {
+  if (outcome.min_above_max) {
+    std::fprintf(stderr,
+                 "exec-harness: %s: rounds needed for the minimum exceed "
+                 "the maximum; using the maximum\n",
+                 full_name.c_str());
+  }
+  results::BenchmarkResult result;
+  result.name = truncate_name(full_name);
+  result.uri = uri;
+  result.stats = results::compute_stats(round_ns);
+  // The raw rounds, for `runner compare`: one spawn + wait per round.
+  result.iters_per_round.assign(round_ns.size(), 1);
+  result.times_per_round_ns = std::move(round_ns);
+  std::fprintf(
+      stderr, "exec-harness: %s: %llu rounds%s, median %s\n", full_name.c_str(),
+      static_cast<unsigned long long>(result.stats.rounds),
+      outcome.single_warmup_round ? " (one warmup round reached max_time)" : "",
+      format_ns(result.stats.median_ns).c_str());
+  return result;
+}
+
+// Runs one target's warmup and rounds between start and stop of a
+// benchmark; its result, or the failure that ends the harness.
+std::variant<results::BenchmarkResult, Failure> run_target(
+    Harness& harness, const ExecTarget& target, const LoopConfig& config) {
+  const std::string full_name = target.name.value_or(join(target.command));
+  const std::string uri = "exec_harness::" + full_name;
+
+  base::SpawnOptions spawn;
+  spawn.argv = target.command;
+  spawn.env = harness.env;
+  spawn.cwd = target.working_directory.value_or("");
+  // stdin may be our JSON input and stdout would interleave with rounds;
+  // stderr stays inherited so a failing command's message is shown.
+  spawn.stdin_fd = harness.dev_null;
+  spawn.stdout_fd = harness.dev_null;
+  const RoundFn round = spawn_round(spawn);
+
+  harness.hooks.start_benchmark();  // before the warmup: warmup is sampled
+  auto outcome = run_loop(config, round, &client::InstrumentHooks::now);
+  if (!outcome) {
+    harness.hooks.stop_benchmark();
+    return Failure{1, "benchmark '" + full_name + "' failed: " +
+                          outcome.error().what() + " (no results written)"};
+  }
+  std::vector<uint64_t> round_ns = mark_rounds(harness, outcome->rounds);
+  harness.hooks.stop_benchmark();
+  harness.hooks.set_executed_benchmark(harness.pid, uri);
+  return make_result(full_name, uri, *outcome, std::move(round_ns));
+}
+
+int run(int argc, char** argv) {
+  std::vector<ExecTarget> targets;
+  if (auto f = parse_command_line(argc, argv, targets)) return fail(*f);
+  std::vector<LoopConfig> configs;
+  if (auto f = validate_targets(targets, configs)) return fail(*f);
 
   base::UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!dev_null)
     return fail({1, std::string("open /dev/null: ") + std::strerror(errno)});
-  const std::vector<std::string> env = child_environment();
-
-  client::InstrumentHooks hooks;
-  hooks.set_integration(kIntegrationName, kIntegrationVersion);
-  const auto pid = static_cast<int32_t>(::getpid());
+  Harness harness;
+  harness.env = child_environment();
+  harness.dev_null = dev_null.get();
+  harness.hooks.set_integration(kIntegrationName, kIntegrationVersion);
+  harness.pid = static_cast<int32_t>(::getpid());
 
   std::vector<results::BenchmarkResult> results;
   for (size_t t = 0; t < targets.size(); ++t) {
-    const ExecTarget& target = targets[t];
-    const std::string full_name = target.name.value_or(join(target.command));
-    const std::string uri = "exec_harness::" + full_name;
-
-    base::SpawnOptions spawn;
-    spawn.argv = target.command;
-    spawn.env = env;
-    spawn.cwd = target.working_directory.value_or("");
-    // stdin may be our JSON input and stdout would interleave with rounds;
-    // stderr stays inherited so a failing command's message is shown.
-    spawn.stdin_fd = dev_null.get();
-    spawn.stdout_fd = dev_null.get();
-    RoundFn round = [&spawn]() -> base::Result<Round> {
-      RUNNER_ASSIGN_OR_RETURN(base::ChildProcess child,
-                              base::ChildProcess::spawn(spawn), "spawn");
-      Round r;
-      r.start_ns = client::InstrumentHooks::now();
-      RUNNER_ASSIGN_OR_RETURN(base::ExitStatus status, child.wait(), "wait");
-      r.end_ns = client::InstrumentHooks::now();
-      if (!status.success()) {
-        return base::Error("command " + status.describe());
-      }
-      return r;
-    };
-
-    hooks.start_benchmark();  // before the warmup: warmup rounds are sampled
-    auto outcome = run_loop(configs[t], round, &client::InstrumentHooks::now);
-    if (!outcome) {
-      hooks.stop_benchmark();
-      return fail({1, "benchmark '" + full_name + "' failed: " +
-                          outcome.error().what() + " (no results written)"});
-    }
-    // Markers after the loop, to keep the FIFO out of the measurement.
-    std::vector<uint64_t> round_ns;
-    round_ns.reserve(outcome->rounds.size());
-    for (const Round& r : outcome->rounds) {
-      hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_START, r.start_ns);
-      hooks.add_marker(pid, MARKER_TYPE_BENCHMARK_END, r.end_ns);
-      round_ns.push_back(r.end_ns - r.start_ns);
-    }
-    hooks.stop_benchmark();
-    hooks.set_executed_benchmark(pid, uri);
-
-    if (outcome->min_above_max) {
-      std::fprintf(stderr,
-                   "exec-harness: %s: rounds needed for the minimum exceed "
-                   "the maximum; using the maximum\n",
-                   full_name.c_str());
-    }
-    results::BenchmarkResult result;
-    result.name = truncate_name(full_name);
-    result.uri = uri;
-    result.stats = results::compute_stats(round_ns);
-    // The raw rounds, for `runner compare`: one spawn + wait per round.
-    result.iters_per_round.assign(round_ns.size(), 1);
-    result.times_per_round_ns = std::move(round_ns);
-    std::fprintf(
-        stderr, "exec-harness: %s: %llu rounds%s, median %s\n",
-        full_name.c_str(), static_cast<unsigned long long>(result.stats.rounds),
-        outcome->single_warmup_round ? " (one warmup round reached max_time)"
-                                     : "",
-        format_ns(result.stats.median_ns).c_str());
-    results.push_back(std::move(result));
+    auto result = run_target(harness, targets[t], configs[t]);
+    if (auto* failure = std::get_if<Failure>(&result)) return fail(*failure);
+    results.push_back(std::get<results::BenchmarkResult>(std::move(result)));
   }
 
   results::Creator creator{kIntegrationName, kIntegrationVersion,
-                           static_cast<uint32_t>(pid)};
+                           static_cast<uint32_t>(harness.pid)};
   auto written = results::write_results(creator, results);
   if (!written) return fail({1, written.error().what()});
   return 0;
