@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/at_random.hpp"
 #include "tests/support/github_job.hpp"
 #include "tests/support/http_server.hpp"
 #include "tests/support/s3rver.hpp"
@@ -124,16 +125,7 @@ size_t tar_members(const std::string& tar, const TempDir& dir) {
 
 // The AT_RANDOM values sampling_target wrote, as bytes.
 std::vector<std::string> random_values(const std::string& path) {
-  std::vector<std::string> values;
-  std::istringstream in(file_bytes(path));
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() != 32) continue;
-    std::string bytes;
-    for (size_t i = 0; i < 32; i += 2)
-      bytes += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
-    values.push_back(bytes);
-  }
-  return values;
+  return at_random_values(file_bytes(path));
 }
 
 // Of the samples whose leaf is `leaf`: how many, and how many have a frame

@@ -32,6 +32,7 @@
 #include "format/format.hpp"
 #include "profiler/perf_event.hpp"
 #include "profiler/probe.hpp"
+#include "tests/support/at_random.hpp"
 #include "tests/support/perf_events.hpp"
 #include "tests/support/shared_dir.hpp"
 #include "tests/support/skip.hpp"
@@ -206,16 +207,8 @@ size_t occurrences(const std::string& haystack, const std::string& needle) {
 
 // The 16-byte AT_RANDOM values the target wrote, one line of hex each.
 std::vector<std::string> random_values(const std::string& path) {
-  std::vector<std::string> values;
-  for (const std::string& line :
-       lines_of(base::read_file(path).value_or(std::string()))) {
-    if (line.size() != 32) continue;
-    std::string bytes;
-    for (size_t i = 0; i < 32; i += 2)
-      bytes += static_cast<char>(std::stoi(line.substr(i, 2), nullptr, 16));
-    values.push_back(bytes);
-  }
-  return values;
+  return runner::testing::at_random_values(
+      base::read_file(path).value_or(std::string()));
 }
 
 // The file with its COMPRESSED records' zstd stream (one stream through
