@@ -36,7 +36,13 @@ inline std::string helper(const std::string& name) {
 inline std::string map_files_refused() {
   auto maps = runner::base::read_file("/proc/self/maps");
   if (!maps || maps->empty()) return "/proc/self/maps is unreadable";
-  const std::string range = maps->substr(0, maps->find(' '));
+  // The first mapping of a file (map_files lists no anonymous one, and a
+  // sanitizer build's first mapping is its anonymous shadow).
+  const size_t file = maps->find(" /");
+  if (file == std::string::npos) return "/proc/self/maps maps no file";
+  const size_t line = maps->rfind('\n', file);
+  const size_t start = line == std::string::npos ? 0 : line + 1;
+  const std::string range = maps->substr(start, maps->find(' ', start) - start);
   base::UniqueFd fd(
       ::open(("/proc/self/map_files/" + range).c_str(), O_RDONLY | O_CLOEXEC));
   if (fd) return "";
