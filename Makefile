@@ -102,6 +102,8 @@ man: setup
 
 # Every test binary prints "SKIP <case>: <why>" for a case this machine
 # cannot run; the list is printed after the run, whatever its outcome.
+# When a suite failed, its failed checks follow (tests/failed_checks.py),
+# so that the last lines of a CI log name them.
 test: browser-deps build
 	@status=0; meson test -C $(BUILD) --print-errorlogs --num-processes 2 || status=$$?; \
 	skips=$$(grep -h '^SKIP ' $(BUILD)/meson-logs/testlog.txt 2>/dev/null | sort -u); \
@@ -109,6 +111,7 @@ test: browser-deps build
 	  echo "$$(printf '%s\n' "$$skips" | wc -l) test case(s) skipped on this machine:"; \
 	  printf '%s\n' "$$skips" | sed 's/^SKIP /  /'; \
 	else echo "no test case skipped"; fi; \
+	if [ $$status -ne 0 ]; then python3 tests/failed_checks.py $(BUILD)/meson-logs/testlog.txt; fi; \
 	exit $$status
 
 # libFuzzer targets (tests/fuzz/) under ASan+UBSan, built with clang in
