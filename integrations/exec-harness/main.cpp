@@ -196,20 +196,18 @@ struct Harness {
   int32_t pid = 0;
 };
 
-// One round: spawn the command and wait for it; a failing command fails
-// the round.
+// One round: spawn the command and wait for it, timed from before the
+// spawn; a failing command fails the round.
 RoundFn spawn_round(const base::SpawnOptions& spawn) {
   return [&spawn]() -> base::Result<Round> {
-    RUNNER_ASSIGN_OR_RETURN(base::ChildProcess child,
-                            base::ChildProcess::spawn(spawn), "spawn");
-    Round r;
-    r.start_ns = client::InstrumentHooks::now();
-    RUNNER_ASSIGN_OR_RETURN(base::ExitStatus status, child.wait(), "wait");
-    r.end_ns = client::InstrumentHooks::now();
-    if (!status.success()) {
-      return base::Error("command " + status.describe());
-    }
-    return r;
+    auto command = [&spawn]() -> base::Status {
+      RUNNER_ASSIGN_OR_RETURN(base::ChildProcess child,
+                              base::ChildProcess::spawn(spawn), "spawn");
+      RUNNER_ASSIGN_OR_RETURN(base::ExitStatus status, child.wait(), "wait");
+      if (!status.success()) return base::Error("command " + status.describe());
+      return {};
+    };
+    return timed_round(command, &client::InstrumentHooks::now);
   };
 }
 

@@ -102,6 +102,15 @@ std::optional<uint64_t> rounds_without_warmup(const LoopConfig& config) {
   return config.min_rounds;
 }
 
+base::Result<Round> timed_round(const std::function<base::Status()>& command,
+                                const ClockFn& clock) {
+  Round r;
+  r.start_ns = clock();
+  if (base::Status done = command(); !done) return std::move(done.error());
+  r.end_ns = clock();
+  return r;
+}
+
 base::Result<LoopOutcome> run_loop(const LoopConfig& config,
                                    const RoundFn& round, const ClockFn& clock) {
   LoopOutcome outcome;

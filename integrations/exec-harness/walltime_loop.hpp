@@ -62,6 +62,14 @@ struct LoopOutcome {
 using RoundFn = std::function<base::Result<Round>()>;
 using ClockFn = std::function<uint64_t()>;
 
+// One round of `command` (spawn, wait, check its exit): the clock is read
+// before the command starts and after it ended, so what the spawn costs,
+// and any wait for a CPU around it, is inside the round. Timing after the
+// spawn returned made rounds impossibly fast on a busy machine (the command
+// could be done before the clock was read).
+base::Result<Round> timed_round(const std::function<base::Status()>& command,
+                                const ClockFn& clock);
+
 // Warmup (until warmup_time elapsed), then measured rounds until max_time
 // (from the loop start; priority), the planned round count, or — without a
 // planned count — min_time. Always runs at least one round. The first failing

@@ -205,4 +205,28 @@ TEST_SUITE("results") {
     REQUIRE_FALSE(in_warmup);
     CHECK(in_warmup.error().message().find("warmup") != std::string::npos);
   }
+
+  TEST_CASE(
+      "timed_round: the spawn and a wait for a CPU are inside the round") {
+    // The command's spawn takes 3 ms (a busy machine), the program 10 ms.
+    uint64_t now = 1'000'000;
+    auto clock = [&now] { return now; };
+    auto command = [&now]() -> runner::base::Status {
+      now += 3 * kMs;   // fork, exec, waiting to be scheduled
+      now += 10 * kMs;  // the program
+      return {};
+    };
+    auto round = timed_round(command, clock);
+    REQUIRE(round);
+    CHECK(round->start_ns == 1'000'000);
+    CHECK(round->end_ns - round->start_ns == 13 * kMs);
+
+    auto failing = timed_round(
+        []() -> runner::base::Status {
+          return runner::base::Error("command exited with code 3");
+        },
+        clock);
+    REQUIRE_FALSE(failing);
+    CHECK(failing.error().message() == "command exited with code 3");
+  }
 }
