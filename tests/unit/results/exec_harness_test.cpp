@@ -143,12 +143,11 @@ TEST_SUITE("results") {
     CHECK(b["uri"] == "exec_harness::sleep 0.01");
     CHECK(b["stats"]["rounds"] == 5);
     CHECK(b["stats"]["iter_per_round"] == 1);
-    // A round starts when spawn returns, after the exec (spec 6.3): how much
-    // of the 10 ms sleep it covers depends on scheduling, so only the order
-    // of the statistics is checked, never a duration.
+    // A round is timed from before the spawn to after the wait: it covers
+    // the whole 10 ms sleep, however the harness is scheduled.
     const double min_ns = b["stats"]["min_ns"].get<double>();
     const double max_ns = b["stats"]["max_ns"].get<double>();
-    CHECK(min_ns > 0);
+    CHECK(min_ns >= 10e6);
     CHECK(min_ns <= max_ns);
     CHECK(b["stats"]["total_time"].get<double>() * 1e9 >= 5 * min_ns - 5);
     CHECK(r.err.find("sleep 0.01: 5 rounds") != std::string::npos);
