@@ -176,6 +176,14 @@ size_t zeros_from(const std::vector<uint8_t>& copy) {
   return first_zero;
 }
 
+// A pass in which `pid`'s area is wanted at `time`, read and resolved.
+void learn_in_pass(InitialStacks& stacks, pid_t pid, uint64_t time) {
+  stacks.begin_pass();
+  stacks.want(pid, pid, time);
+  stacks.learn();
+  stacks.resolve();
+}
+
 }  // namespace
 
 TEST_SUITE("profiler") {
@@ -340,10 +348,7 @@ TEST_SUITE("profiler") {
     FakeProc proc;
     proc.start[100] = 0x7040;
     InitialStacks stacks(proc.lookup());
-    stacks.begin_pass();
-    stacks.want(100, 100, 10);
-    stacks.learn();
-    stacks.resolve();
+    learn_in_pass(stacks, 100, 10);
     CHECK(stacks.start_at(100, 10) == 0x7040);
     stacks.note_exit(100, 100, 20);
     stacks.begin_pass();
@@ -364,10 +369,7 @@ TEST_SUITE("profiler") {
     FakeProc proc;
     proc.start[100] = 0x7040;
     InitialStacks stacks(proc.lookup());
-    stacks.begin_pass();
-    stacks.want(100, 100, 10);
-    stacks.learn();
-    stacks.resolve();
+    learn_in_pass(stacks, 100, 10);
     // Side-band lost from t=20 on: an exec may have gone unseen.
     proc.start[100] = 0x8000;
     stacks.begin_pass();
