@@ -157,7 +157,7 @@ def neighbour_command(args, condition):
     if condition == "cpu":
         return [sys.executable, "-c", "while True: pass"]
     if condition == "memory":
-        return [build_memory_neighbour(args.out), str(args.memory_mib)]
+        return [args.memory_neighbour, str(args.memory_mib)]
     return None
 
 
@@ -204,12 +204,12 @@ def raise_on_signal(signum, _frame):
 
 # --------------------------------------------------------------- one sample
 
-def record(args, folder, slower, exec_options):
+def record(args, folder, slower, options):
     """One `runner exec` of the workload into `folder`; its median round."""
     shutil.rmtree(folder, ignore_errors=True)
     command = [args.workload] + (["--slower", str(slower)] if slower else [])
     argv = ([args.runner, "exec", "--profile-folder", folder,
-             "--name", "workload"] + exec_options + ["--"] + command)
+             "--name", "workload"] + options + ["--"] + command)
     env = dict(os.environ, RUNNER_EXEC_HARNESS=args.harness)
     run = subprocess.run(argv, env=env, capture_output=True, text=True)
     if run.returncode != 0:
@@ -469,6 +469,8 @@ def main():
     args = parse_args()
     kinds = [("A/A", 0)] + [(f"A/B {s}%", s) for s in args.slowdowns]
     os.makedirs(args.out, exist_ok=True)
+    args.memory_neighbour = (build_memory_neighbour(args.out)
+                             if "memory" in args.conditions else None)
     path = os.path.join(args.out, "compare_bench.json")
     for signum in (signal.SIGTERM, signal.SIGHUP):  # SIGINT: KeyboardInterrupt
         if signal.getsignal(signum) != signal.SIG_IGN:
