@@ -149,16 +149,17 @@ fuzz: test-deps
 	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in $(FUZZ_BUILD)/crashes/)"; exit 1; fi; \
 	echo "fuzz: every target ran $(FUZZ_SECONDS) s clean"
 
-# runner compare's false-alarm and detection rates on this machine
-# (bench/compare/compare_bench.py): 20 A/A pairs and 20 A/B pairs at 5% and
-# at 10% slowdown of compare_workload, each pair two fresh `runner exec`
-# runs; runner compare's verdicts next to compare.py's U test (scipy) and a
-# plain 5% threshold on the same data. About 10 minutes on 2 cores; the
-# table is printed and written to $(BENCH_COMPARE_OUT)/compare_bench.json.
+# runner compare's calibration on this machine (bench/compare/compare_bench.py):
+# false alarms (A/A) and detections (A/B at 3, 5, 10% slowdown of
+# compare_workload), 20 comparisons each, per condition (quiet, a CPU-bound
+# neighbour, a memory-bandwidth neighbour compiled with cc) and mode (runner
+# exec with 20 rounds or its defaults, 3 runs per side pooled, --paired),
+# with the time each comparison took. Some hours on 2 cores in full; narrow
+# it with BENCH_COMPARE_ARGS (--conditions, --modes, --slowdowns, --pairs).
+# The tables are printed and written to $(BENCH_COMPARE_OUT)/compare_bench.json.
 BENCH_COMPARE_OUT ?= $(BUILD)/bench-compare
 BENCH_COMPARE_ARGS ?=
 bench-compare: build
-	@$(call install_missing,python3-scipy,bench-compare)
 	/usr/bin/python3 bench/compare/compare_bench.py --runner $(RUNNER) \
 	  --harness $(BUILD)/integrations/exec-harness/exec-harness \
 	  --workload $(BUILD)/tests/e2e/compare_workload \
