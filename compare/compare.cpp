@@ -173,8 +173,13 @@ void add_profiles(format::CompareReport& report, const CompareOptions& options,
     std::string file =
         unique_stem(c.name, used) + std::string(Layout::kCompareDiffSuffix);
     std::string path = out_dir + "/" + file;
+    report::DiffContext context;
+    context.headline = render_headline(c);
+    // The change of time per iteration the verdict speaks of.
+    if (c.change && *c.change > -1) context.time_ratio = 1 + *c.change;
     auto written = base::write_file_atomic(
-        path, report::render_diff_flamegraph(c.name, b->second, h->second));
+        path,
+        report::render_diff_flamegraph(c.name, b->second, h->second, context));
     if (written)
       c.diff_flamegraph = file;
     else

@@ -608,4 +608,13 @@ std::string render_markdown(const CompareReport& report) {
          md_warnings(report);
 }
 
+std::string render_headline(const BenchmarkComparison& b) {
+  std::string out(format::verdict_name(b.verdict));
+  if (!b.change)
+    return b.reason.empty() ? out : out + ": " + printable(b.reason);
+  out += ", " + format_change(b);
+  if (b.p_value) out += ", p = " + format_p(*b.p_value);
+  return out;
+}
+
 }  // namespace runner::compare

@@ -20,4 +20,9 @@ std::string render_text(const format::CompareReport& report);
 // noise) collapsed.
 std::string render_markdown(const format::CompareReport& report);
 
+// One benchmark's verdict and change in one line, for the top of its
+// differential flamegraph: "regression, +12.3% [+8.0%, +16.5%], p = 0.0012"
+// (the reason instead of the change when there is none).
+std::string render_headline(const format::BenchmarkComparison& b);
+
 }  // namespace runner::compare

@@ -1,12 +1,14 @@
 // `runner compare`'s view of where the time went: the differential
-// flamegraph (HEAD's stacks, each frame coloured by the change of its share
-// against BASE) and the functions whose self-time share changed most.
+// flamegraph (the stacks of both sides, each frame coloured by the change
+// of its share, or of its time per iteration, against BASE) and the
+// functions whose self-time share changed most.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
+#include "report/flamegraph.hpp"
 #include "report/flamegraph_svg.hpp"
 #include "report/report.hpp"
 
@@ -61,52 +63,105 @@ double share(uint64_t part, uint64_t whole) {
                     : static_cast<double>(part) / static_cast<double>(whole);
 }
 
-// Each HEAD node's samples of the same path in BASE (0 when absent), and
-// the largest |delta| of the frames drawn.
-class BaseShares {
+// A stack's weight in the tree of both sides: its share of its side,
+// scaled to 2^50, so that each side weighs the same and a frame's width is
+// proportional to the sum (the mean) of its shares in BASE and HEAD; the
+// weights of a path add up exactly as its stacks' counts do.
+constexpr double kSideWeight = 1125899906842624.0;  // 2^50
+
+void add_weighted(const std::vector<FoldedStack>& side, uint64_t total,
+                  std::vector<FoldedStack>& out) {
+  for (const FoldedStack& s : side) {
+    if (s.count == 0) continue;
+    out.push_back({s.frames, static_cast<uint64_t>(std::llround(
+                                 kSideWeight * share(s.count, total)))});
+  }
+}
+
+uint64_t total_of(const std::vector<FoldedStack>& stacks) {
+  uint64_t total = 0;
+  for (const FoldedStack& s : stacks)
+    total = s.count > UINT64_MAX - total ? UINT64_MAX : total + s.count;
+  return total;
+}
+
+// Per frame of the tree of both sides: its samples in BASE and in HEAD,
+// its shares, and the change that colours it: HEAD's share times
+// `time_ratio` (HEAD's time per iteration / BASE's, 1 when unknown) minus
+// BASE's share, in BASE's terms.
+class SideShares {
  public:
-  BaseShares(const FlameNode& head, const FlameNode& base)
-      : head_total_(head.value), base_total_(base.value) {
-    match(head, &base);
+  SideShares(const FlameNode& both, const FlameNode& base,
+             const FlameNode& head, double time_ratio)
+      : both_total_(both.value),
+        base_total_(base.value),
+        head_total_(head.value),
+        time_ratio_(time_ratio) {
+    match(both, &base, &head);
+  }
+  uint64_t base_samples(const FlameNode& node) const { return at(node).first; }
+  uint64_t head_samples(const FlameNode& node) const { return at(node).second; }
+  double base_share(const FlameNode& node) const {
+    return share(base_samples(node), base_total_);
   }
   double head_share(const FlameNode& node) const {
-    return share(node.value, head_total_);
-  }
-  double base_share(const FlameNode& node) const {
-    auto it = base_.find(&node);
-    return share(it == base_.end() ? 0 : it->second, base_total_);
+    return share(head_samples(node), head_total_);
   }
   double delta(const FlameNode& node) const {
-    return head_share(node) - base_share(node);
+    return head_share(node) * time_ratio_ - base_share(node);
   }
   double max_abs_delta() const { return max_abs_; }
 
  private:
-  void match(const FlameNode& head, const FlameNode* base) {
-    if (!flame_node_drawn(head, head_total_)) return;
-    if (base != nullptr) base_[&head] = base->value;
-    max_abs_ = std::max(max_abs_, std::fabs(delta(head)));
-    for (const auto& [name, child] : head.children) {
-      const FlameNode* other = nullptr;
-      if (base != nullptr) {
-        auto it = base->children.find(name);
-        if (it != base->children.end()) other = it->second.get();
-      }
-      match(*child, other);
-    }
+  std::pair<uint64_t, uint64_t> at(const FlameNode& node) const {
+    auto it = samples_.find(&node);
+    return it == samples_.end() ? std::pair<uint64_t, uint64_t>{0, 0}
+                                : it->second;
+  }
+  static const FlameNode* child_of(const FlameNode* node,
+                                   const std::string& name) {
+    if (node == nullptr) return nullptr;
+    auto it = node->children.find(name);
+    return it == node->children.end() ? nullptr : it->second.get();
+  }
+  void match(const FlameNode& both, const FlameNode* base,
+             const FlameNode* head) {
+    if (!flame_node_drawn(both, both_total_)) return;
+    samples_[&both] = {base != nullptr ? base->value : 0,
+                       head != nullptr ? head->value : 0};
+    max_abs_ = std::max(max_abs_, std::fabs(delta(both)));
+    for (const auto& [name, child] : both.children)
+      match(*child, child_of(base, name), child_of(head, name));
   }
 
-  uint64_t head_total_, base_total_;
-  std::unordered_map<const FlameNode*, uint64_t> base_;
+  uint64_t both_total_, base_total_, head_total_;
+  double time_ratio_;
+  std::unordered_map<const FlameNode*, std::pair<uint64_t, uint64_t>> samples_;
   double max_abs_ = 0;
 };
 
+// "1.100": HEAD's time per iteration / BASE's.
+std::string ratio_text(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", ratio);
+  return buf;
+}
+
+// What the colours and widths mean (at most ~90 characters, the room
+// left of the swatches).
+std::string legend_caption(const std::optional<double>& time_ratio) {
+  if (!time_ratio)
+    return "Colour: share in HEAD - share in BASE (red grew, blue shrank). "
+           "Width: mean share";
+  return "Colour: time/iteration HEAD - BASE in pp of BASE's (HEAD/BASE " +
+         ratio_text(*time_ratio) + "); width: mean share";
+}
+
 // The row under the details line: what the colours mean, and the scale
 // from -max to +max in seven swatches.
-std::string legend(double max_abs) {
-  std::string out =
-      "<text x=\"10\" y=\"66\">Frames: HEAD's stacks. Colour: share in HEAD "
-      "- share in BASE (red grew, blue shrank)</text>\n";
+std::string legend(double max_abs, const std::optional<double>& time_ratio) {
+  std::string out = "<text x=\"10\" y=\"66\">" +
+                    xml_escape(legend_caption(time_ratio)) + "</text>\n";
   constexpr int kSteps = 3;
   constexpr double kSwatch = 70, kLeft = 1190 - (2 * kSteps + 1) * kSwatch;
   for (int i = -kSteps; i <= kSteps; ++i) {
@@ -125,26 +180,49 @@ std::string legend(double max_abs) {
   return out;
 }
 
+// A frame's hover text: its shares, the change that colours it, and its
+// samples on each side.
+std::string frame_details(const FlameNode& node, const SideShares& shares,
+                          const std::optional<double>& time_ratio) {
+  const double b = shares.base_share(node), h = shares.head_share(node);
+  const std::string samples =
+      "samples: base " + std::to_string(shares.base_samples(node)) + ", head " +
+      std::to_string(shares.head_samples(node)) + ")";
+  if (!time_ratio)
+    return node.name + " (base " + pct(b) + "%, head " + pct(h) +
+           "%, difference " + points(h - b) + " pp; " + samples;
+  return node.name + " (time per iteration in % of BASE's: base " + pct(b) +
+         "%, head " + pct(h * *time_ratio) + "%, difference " +
+         points(shares.delta(node)) + " pp; shares " + pct(b) + "% and " +
+         pct(h) + "%; " + samples;
+}
+
 }  // namespace
 
 std::string render_diff_flamegraph(const std::string& title,
                                    const std::vector<FoldedStack>& base,
-                                   const std::vector<FoldedStack>& head) {
-  const FlameNode head_root = build_flame_tree(head);
+                                   const std::vector<FoldedStack>& head,
+                                   const DiffContext& context) {
+  std::optional<double> ratio = context.time_ratio;
+  if (ratio && !(std::isfinite(*ratio) && *ratio > 0)) ratio.reset();
+  std::vector<FoldedStack> both;
+  both.reserve(base.size() + head.size());
+  add_weighted(base, total_of(base), both);
+  add_weighted(head, total_of(head), both);
+  const FlameNode both_root = build_flame_tree(both);
   const FlameNode base_root = build_flame_tree(base);
-  const BaseShares shares(head_root, base_root);
+  const FlameNode head_root = build_flame_tree(head);
+  const SideShares shares(both_root, base_root, head_root, ratio.value_or(1));
   const double max_abs = shares.max_abs_delta();
   FlameSvgOptions options;
   options.title = title + " (HEAD against BASE)";
-  options.style = [&shares, max_abs](const FlameNode& node, uint64_t) {
-    const double b = shares.base_share(node), h = shares.head_share(node);
-    return FrameStyle{delta_color(h - b, max_abs),
-                      node.name + " (base " + pct(b) + "%, head " + pct(h) +
-                          "%, difference " + points(h - b) + " pp; " +
-                          std::to_string(node.value) + " samples)"};
+  if (!context.headline.empty()) options.title += ": " + context.headline;
+  options.style = [&shares, &ratio, max_abs](const FlameNode& node, uint64_t) {
+    return FrameStyle{delta_color(shares.delta(node), max_abs),
+                      frame_details(node, shares, ratio)};
   };
-  options.legend = legend(max_abs);
-  return render_flame_svg(head_root, options);
+  options.legend = legend(max_abs, ratio);
+  return render_flame_svg(both_root, options);
 }
 
 std::vector<format::FunctionShareChange> self_share_changes(

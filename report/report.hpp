@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -94,20 +95,35 @@ struct BenchmarkStacks {
 base::Result<std::vector<BenchmarkStacks>> load_benchmark_stacks(
     const std::string& folder, std::vector<std::string>& warnings);
 
-// A differential flamegraph: HEAD's stacks drawn as render_flamegraph
-// draws them (same search and zoom), each frame coloured by the change of
-// its share of samples against BASE (red grew, blue shrank); hover shows
-// base share, head share and the difference. Stacks may repeat (several
-// folders pooled): equal stacks are summed. A frame is a path from the
-// root; its share is its samples / all samples of the side (0 in BASE when
-// the path is absent there); delta = head share - base share. Fill: grey
-// rgb(221,221,221) when |delta| < 0.05 points, else the mix of that grey and
-// rgb(235,50,50) (grew) or rgb(60,110,235) (shrank) in proportion |delta| /
-// the largest |delta| of the frames drawn. A legend row shows the scale; the
-// title is `title` + " (HEAD against BASE)".
+// What a differential flamegraph says beside the stacks.
+struct DiffContext {
+  // The benchmark's verdict and change, appended to the title ("" for
+  // none).
+  std::string headline;
+  // HEAD's time per iteration / BASE's, when both are known: frames are
+  // then coloured by the change of their time per iteration (a frame's
+  // share of its side times that side's time, in points of BASE's time)
+  // rather than of their share.
+  std::optional<double> time_ratio;
+};
+
+// A differential flamegraph, drawn as render_flamegraph draws (same search
+// and zoom): the stacks of both sides in one tree, so that frames that
+// exist only in BASE (code that disappeared) are drawn too; a frame's
+// width is proportional to the mean of its shares in BASE and HEAD (its
+// samples / all samples of the side; each side weighs the same). Its
+// colour is its change: delta = head share × time_ratio - base share
+// (time_ratio 1 when unknown, i.e. the change of share). Stacks may repeat
+// (several folders pooled): equal stacks are summed. Fill: grey
+// rgb(221,221,221) when |delta| < 0.05 points, else the mix of that grey
+// and rgb(235,50,50) (grew) or rgb(60,110,235) (shrank) in proportion
+// |delta| / the largest |delta| of the frames drawn. Hover: the shares,
+// the difference and the samples of each side. A legend row shows the
+// scale; the title is `title` + " (HEAD against BASE)" and the headline.
 std::string render_diff_flamegraph(const std::string& title,
                                    const std::vector<FoldedStack>& base,
-                                   const std::vector<FoldedStack>& head);
+                                   const std::vector<FoldedStack>& head,
+                                   const DiffContext& context = {});
 
 // The `top` functions whose self-time share (samples with the function as
 // the leaf / all samples of the side) changed most, by |change|, largest

@@ -7,9 +7,12 @@
 // Chromium checks what a user sees, with the checks of flamegraph_test.js
 // on what the two SVGs share:
 //   static labels, no-script fit, zoom, reset, search   as for flamegraphs
+//   frames   the tree of both sides (BASE-only frames drawn too), each
+//            frame as wide as the mean of its two shares
 //   hover    the details line shows the frame's function, its base share,
-//            head share and the difference in points, checked against the
-//            shares of the frame's path computed here from the two files
+//            head share, the difference in points and its samples on each
+//            side, checked against the frame's path computed here from the
+//            two files
 //   colours  red for a grown share, blue for a shrunk one, neutral grey
 //            below 0.05 points, intensity |delta| / largest |delta|
 // Each check then runs on broken copies of an SVG and must fail there.
@@ -56,7 +59,7 @@ function diffSvgs(work) {
     const file = path.join(work, 'diff-' + n + '.svg');
     execFileSync(fg_env('DIFF_SVG'), [file, h.name, baseFile,
       h.file.replace(/\.svg$/, '.folded')], { stdio: 'inherit' });
-    return { name: h.name + ' (diff)', file, stacks: h.stacks, base };
+    return { name: h.name + ' (diff)', file, head: h.stacks, base, stacks: bothSides(base, h.stacks) };
   });
 }
 
@@ -66,7 +69,19 @@ function fg_env(name) {
   return v;
 }
 
-// ---- the expected frames: the tree of HEAD, its paths' shares in BASE --------
+// ---- the expected frames: the tree of both sides, their paths' shares --------
+
+// The stacks of both sides, each weighing its share of its side scaled to
+// 2^50 (as render_diff_flamegraph weighs them): a frame's samples in this
+// tree are proportional to the sum of its two shares.
+function bothSides(base, head) {
+  const weighted = (side) => {
+    const total = side.reduce((a, s) => a + s.count, 0);
+    return side.filter((s) => s.count > 0)
+      .map((s) => ({ frames: s.frames, count: Math.round(2 ** 50 * (s.count / total)) }));
+  };
+  return [...weighted(base), ...weighted(head)];
+}
 
 function tree(stacks) {
   const root = { name: 'all', value: 0, children: new Map() };
@@ -86,16 +101,18 @@ function tree(stacks) {
 // names, as std::map orders them; frames under 0.1 px left out), each
 // with its share in HEAD and in BASE and the largest |delta| drawn.
 function expectedFrames(svg) {
-  const head = tree(svg.stacks), base = tree(svg.base);
-  const scale = 1180 / Math.max(head.value, 1);
+  const both = tree(svg.stacks), head = tree(svg.head), base = tree(svg.base);
+  const scale = 1180 / Math.max(both.value, 1);
   const out = [];
-  (function walk(node, other) {
+  const child = (node, n) => (node ? node.children.get(n) : undefined);
+  (function walk(node, inBase, inHead) {
     if (node.value * scale < 0.1) return;
-    const h = node.value / head.value, b = other ? other.value / base.value : 0;
-    out.push({ name: node.name, samples: node.value, h, b, delta: h - b });
+    const bs = inBase ? inBase.value : 0, hs = inHead ? inHead.value : 0;
+    const h = hs / head.value, b = bs / base.value;
+    out.push({ name: node.name, width: node.value * scale, base: bs, head: hs, h, b, delta: h - b });
     const names = [...node.children.keys()].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
-    for (const n of names) walk(node.children.get(n), other ? other.children.get(n) : undefined);
-  })(head, base);
+    for (const n of names) walk(node.children.get(n), child(inBase, n), child(inHead, n));
+  })(both, base, head);
   const max = Math.max(...out.map((f) => Math.abs(f.delta)));
   return { frames: out, max };
 }
@@ -114,6 +131,7 @@ function colourProblems(boxes, want) {
   boxes.forEach((b, i) => {
     const f = want.frames[i];
     if (b.name !== f.name) { problems.push('frame ' + i + ' is ' + b.name + ', want ' + f.name); return; }
+    if (Math.abs(b.w - f.width) > 0.05) problems.push(b.name + ': width ' + b.w + ', want ' + f.width);
     const m = /^rgb\((\d+),(\d+),(\d+)\)$/.exec(b.fill);
     if (!m) { problems.push(b.name + ': fill ' + b.fill); return; }
     const got = [+m[1], +m[2], +m[3]];
@@ -132,7 +150,7 @@ function colourProblems(boxes, want) {
 // ---- hover ---------------------------------------------------------------------
 
 function hoverTextProblems(shown, f) {
-  const m = /\(base ([\d.]+)%, head ([\d.]+)%, difference ([+-][\d.]+) pp; (\d+) samples\)$/.exec(shown);
+  const m = /\(base ([\d.]+)%, head ([\d.]+)%, difference ([+-][\d.]+) pp; samples: base (\d+), head (\d+)\)$/.exec(shown);
   if (!shown.startsWith(f.name + ' (') || !m)
     return ['hovering ' + f.name + ' shows "' + shown + '"'];
   const problems = [];
@@ -141,12 +159,13 @@ function hoverTextProblems(shown, f) {
   if (!near(+m[2], 100 * f.h)) problems.push(f.name + ': head ' + m[2] + '%, want ' + (100 * f.h).toFixed(4));
   if (!near(+m[3], 100 * f.delta))
     problems.push(f.name + ': difference ' + m[3] + ' pp, want ' + (100 * f.delta).toFixed(4));
-  if (+m[4] !== f.samples) problems.push(f.name + ': ' + m[4] + ' samples, want ' + f.samples);
+  if (+m[4] !== f.base || +m[5] !== f.head)
+    problems.push(f.name + ': samples base ' + m[4] + ', head ' + m[5] + ', want ' + f.base + ', ' + f.head);
   return problems;
 }
 
 // Hovers the root, the frame flamegraph_test.js picks, the largest grown
-// and shrunk frames and a frame absent from BASE.
+// and shrunk frames, a frame absent from BASE and one absent from HEAD.
 async function checkHover(page, svg) {
   const boxes = await fg.frameBoxes(page);
   const want = expectedFrames(svg);
@@ -155,6 +174,9 @@ async function checkHover(page, svg) {
   const picks = new Set([0, (fg.pickFrame(boxes) || boxes[0]).i, byDelta[0], byDelta[byDelta.length - 1]]);
   const absent = want.frames.findIndex((f) => f.b === 0);
   if (absent >= 0) picks.add(absent);
+  const gone = want.frames.findIndex((f) => f.h === 0);
+  if (gone < 0) return ['no frame of BASE only is drawn'];
+  picks.add(gone);
   const problems = [];
   for (const i of picks) {
     if (boxes[i].w < 1) continue;  // too narrow to hit
@@ -192,6 +214,11 @@ const kMutants = [
     apply: (t) => t.replace(/(<g class="f"[^\n]*fill=")rgb\((\d+),(\d+),(\d+)\)/g, '$1rgb($4,$3,$2)') },
   { check: 'colours', why: 'every frame neutral',
     apply: (t) => t.replace(/(<g class="f"[^\n]*fill=")rgb\(\d+,\d+,\d+\)/g, '$1rgb(221,221,221)') },
+  { check: 'colours', why: 'the frames of BASE only left out',
+    apply: (t) => t.replace(/<g class="f" data-n="(base_only_root|gone)"[^\n]*\n/g, '') },
+  { check: 'colours', why: 'a frame half as wide',
+    apply: (t) => t.replace(/(<g class="f" data-n="base_only_root"[^\n]*width=")([\d.]+)/,
+      (m, head, w) => head + (w / 2).toFixed(2)) },
   { check: 'hover', why: 'base and head shares swapped',
     apply: (t) => t.replace(/\(base ([\d.]+)%, head ([\d.]+)%/g, '(base $2%, head $1%') },
   ...fg.kScriptMutants.map(([check, why, from, to]) =>

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -499,6 +500,17 @@ TEST_SUITE("e2e") {
     REQUIRE_FALSE(svg.empty());
     CHECK(svg.ends_with(".diff.svg"));
     CHECK(file_exists(dir.file("head/compare/" + svg)));
+    // Its title repeats the verdict and the change; its colours are the
+    // change of time per iteration, at the ratio that change gives.
+    const std::string text =
+        runner::base::read_file(dir.file("head/compare/" + svg)).value_or("");
+    const std::string verdict = b["verdict"];
+    CHECK(text.find("spin (HEAD against BASE): " + verdict + ", ") !=
+          std::string::npos);
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "HEAD/BASE %.3f",
+                  1 + b["change"].get<double>());
+    CHECK(text.find(ratio) != std::string::npos);
     REQUIRE_FALSE(b["top_functions"].empty());
     bool spin_hot = false;
     for (const auto& f : b["top_functions"])

@@ -31,8 +31,9 @@ namespace {
 
 // ---- the SVG through python3's XML parser -----------------------------------
 
-// Prints "name<TAB>fill<TAB>title" per frame group, then "LEGEND<TAB>text"
-// per text of the legend row and "TITLE<TAB>text"; exits 1 on a parse error.
+// Prints "name<TAB>fill<TAB>width<TAB>title" per frame group, then
+// "LEGEND<TAB>text" per text of the legend row and "TITLE<TAB>text"; exits 1 on
+// a parse error.
 constexpr const char* kFramesScript = R"PY(
 import sys, xml.etree.ElementTree as E
 ns = '{http://www.w3.org/2000/svg}'
@@ -41,7 +42,8 @@ texts = root.findall(ns + 'text')
 print('TITLE\t' + texts[0].text)
 for g in root.iter(ns + 'g'):
     if g.get('class') != 'f': continue
-    print('\t'.join([g.get('data-n'), g.find(ns + 'rect').get('fill'),
+    r = g.find(ns + 'rect')
+    print('\t'.join([g.get('data-n'), r.get('fill'), r.get('width'),
                      g.find(ns + 'title').text]))
 for t in texts:
     if t.get('y') == '66': print('LEGEND\t' + (t.text or ''))
@@ -49,6 +51,7 @@ for t in texts:
 
 struct Frame {
   std::string fill, title;
+  double width = 0;
 };
 struct ParsedSvg {
   bool parsed = false;
@@ -96,9 +99,10 @@ ParsedSvg parse_svg(const std::string& svg) {
     } else if (first == "LEGEND") {
       result.legend.push_back(rest);
     } else {
-      const size_t tab2 = rest.find('\t');
-      result.frames.emplace(first,
-                            Frame{rest.substr(0, tab2), rest.substr(tab2 + 1)});
+      const size_t tab2 = rest.find('\t'), tab3 = rest.find('\t', tab2 + 1);
+      result.frames.emplace(
+          first, Frame{rest.substr(0, tab2), rest.substr(tab3 + 1),
+                       std::stod(rest.substr(tab2 + 1, tab3 - tab2 - 1))});
     }
   }
   return result;
@@ -195,20 +199,90 @@ TEST_SUITE("report diff") {
       CHECK(only(svg, same).fill == "rgb(221,221,221)");
 
     CHECK(only(svg, "a").title ==
-          "a (base 50.00%, head 60.00%, difference +10.00 pp; 120 samples)");
+          "a (base 50.00%, head 60.00%, difference +10.00 pp; samples: base "
+          "50, head 120)");
     CHECK(only(svg, "b").title ==
-          "b (base 30.00%, head 10.00%, difference -20.00 pp; 20 samples)");
+          "b (base 30.00%, head 10.00%, difference -20.00 pp; samples: base "
+          "30, head 20)");
     CHECK(only(svg, "c").title ==
-          "c (base 20.00%, head 20.00%, difference +0.00 pp; 40 samples)");
+          "c (base 20.00%, head 20.00%, difference +0.00 pp; samples: base 20, "
+          "head 40)");
     CHECK(only(svg, "e").title ==
-          "e (base 0.00%, head 10.00%, difference +10.00 pp; 20 samples)");
+          "e (base 0.00%, head 10.00%, difference +10.00 pp; samples: base 0, "
+          "head 20)");
 
     // The legend: what the colours mean and the scale's ends.
     std::string legend;
     for (const auto& t : svg.legend) legend += t + "|";
     CHECK(legend.find("share in HEAD - share in BASE") != std::string::npos);
+    CHECK(legend.find("Width: mean share") != std::string::npos);
     CHECK(legend.find("|-20.00 pp|") != std::string::npos);
     CHECK(legend.find("|+20.00 pp|") != std::string::npos);
+  }
+
+  TEST_CASE("render_diff_flamegraph: frames of BASE only, mean-share widths") {
+    if (!have_python3()) RUNNER_SKIP_CASE("python3 not found");
+    // base (100): a 60%, gone 40%; head (200): a 50%, new 50%.
+    const std::vector<FoldedStack> base = {{{"main", "a"}, 60},
+                                           {{"main", "gone"}, 40}};
+    const std::vector<FoldedStack> head = {{{"main", "a"}, 100},
+                                           {{"main", "new"}, 100}};
+    const ParsedSvg svg =
+        parse_svg(runner::report::render_diff_flamegraph("t", base, head));
+    REQUIRE_MESSAGE(svg.parsed, svg.error);
+    CHECK(svg.frames.size() == 5);  // all, main, a, gone, new
+    // Code that disappeared is drawn, blue (-40 points of the largest 50).
+    CHECK(only(svg, "gone").title ==
+          "gone (base 40.00%, head 0.00%, difference -40.00 pp; samples: "
+          "base 40, head 0)");
+    const Rgb gone = parse_rgb(only(svg, "gone").fill);
+    CHECK(gone.b > gone.r + 100);
+    CHECK(only(svg, "new").fill == "rgb(235,50,50)");
+    // Widths: the mean of the two shares (a 55%, gone 20%, new 25%).
+    const double whole = only(svg, "main").width;
+    CHECK(whole > 0);
+    CHECK(only(svg, "a").width / whole == doctest::Approx(0.55).epsilon(0.01));
+    CHECK(only(svg, "gone").width / whole ==
+          doctest::Approx(0.20).epsilon(0.01));
+    CHECK(only(svg, "new").width / whole ==
+          doctest::Approx(0.25).epsilon(0.01));
+  }
+
+  TEST_CASE("render_diff_flamegraph: coloured by time per iteration") {
+    if (!have_python3()) RUNNER_SKIP_CASE("python3 not found");
+    // The same shares on both sides, HEAD 1.5 times slower per iteration:
+    // every frame's time grew (a share would say nothing changed).
+    const std::vector<FoldedStack> stacks = {{{"main", "a"}, 50},
+                                             {{"main", "b"}, 50}};
+    runner::report::DiffContext context;
+    context.headline = "regression, +50.0% [+45.0%, +55.0%], p = 0.001";
+    context.time_ratio = 1.5;
+    const ParsedSvg svg = parse_svg(
+        runner::report::render_diff_flamegraph("t", stacks, stacks, context));
+    REQUIRE_MESSAGE(svg.parsed, svg.error);
+    CHECK(svg.title ==
+          "t (HEAD against BASE): regression, +50.0% [+45.0%, +55.0%], "
+          "p = 0.001");
+    CHECK(only(svg, "main").fill == "rgb(235,50,50)");  // +50 points
+    CHECK(only(svg, "a").title ==
+          "a (time per iteration in % of BASE's: base 50.00%, head 75.00%, "
+          "difference +25.00 pp; shares 50.00% and 50.00%; samples: base 50, "
+          "head 50)");
+    const Rgb a = parse_rgb(only(svg, "a").fill);
+    CHECK(std::abs(a.r - 228) <= 1);  // half way to red
+    std::string legend;
+    for (const auto& t : svg.legend) legend += t + "|";
+    CHECK(legend.find("Colour: time/iteration HEAD - BASE") !=
+          std::string::npos);
+    CHECK(legend.find("HEAD/BASE 1.500") != std::string::npos);
+    // A ratio that is not a ratio (0, NaN) colours by share.
+    for (double bad : {0.0, std::nan("")}) {
+      context.time_ratio = bad;
+      const ParsedSvg plain = parse_svg(
+          runner::report::render_diff_flamegraph("t", stacks, stacks, context));
+      REQUIRE_MESSAGE(plain.parsed, plain.error);
+      CHECK(only(plain, "main").fill == "rgb(221,221,221)");
+    }
   }
 
   TEST_CASE("render_diff_flamegraph: nothing changed, all neutral") {
