@@ -419,7 +419,9 @@ constexpr const char* kCompareFooter =
     "inconclusive.\nRegression: significant at --alpha (after --correction), "
     "change above\n--threshold, the confidence interval above zero, and the "
     "lower quartile of the\nrounds moved beyond --threshold too (else "
-    "inconclusive: a disturbed run).\n"
+    "inconclusive: a disturbed run).\nUnchanged: the whole confidence "
+    "interval within +-threshold. Anything else\nis inconclusive, with the "
+    "smallest change the data could have detected.\n"
     "\n"
     "Paired mode (--paired): BASE and HEAD are shell commands (/bin/sh -c), "
     "run\nalternately in ABBA order (A B B A, A B B A, ...) for "
@@ -429,10 +431,11 @@ constexpr const char* kCompareFooter =
     "  runner compare --paired --pairs 30 './bench-old --quick' "
     "'./bench-new --quick'\n"
     "\n"
-    "Exit status: 0 no benchmark regressed, 1 at least one regressed, 2 bad "
-    "input\n(missing folder, no results, unreadable JSON) or an output that "
-    "could not be\nwritten; 130 when --paired was interrupted (Ctrl-C, "
-    "SIGTERM): the running\nround's process group is signalled, then killed 2 "
+    "Exit status: 0 no benchmark regressed, 1 at least one regressed, 3 none "
+    "regressed\nand one is inconclusive with --fail-on-inconclusive, 2 bad "
+    "input (missing\nfolder, no results, unreadable JSON) or an output that "
+    "could not be written;\n130 when --paired was interrupted (Ctrl-C, "
+    "SIGTERM): the running round's\nprocess group is signalled, then killed 2 "
     "s later; after every round,\nwhatever the command left running in its "
     "process group is killed.";
 
@@ -518,12 +521,17 @@ void add_compare(CLI::App& app, CommandLine& out) {
                   "$AWS_ENDPOINT_URL, else AWS)")
       ->type_name("URL");
   sub->add_option("--verdict-file", out.compare_verdict_file,
-                  "Write the overall verdict (regression, improvement, "
-                  "unchanged or inconclusive: the first any benchmark has, in "
-                  "that order) and a newline to FILE, only when the "
-                  "comparison was made (exit 0 or 1); the file is removed "
-                  "first, so it is missing after any failure")
+                  "Write the overall verdict (regression, inconclusive, "
+                  "improvement or unchanged: the first any benchmark has, in "
+                  "that order; inconclusive too when no benchmark is on both "
+                  "sides) and a newline to FILE, only when the comparison was "
+                  "made (exit 0, 1 or 3); the file is removed first, so it is "
+                  "missing after any failure")
       ->type_name("FILE");
+  sub->add_flag("--fail-on-inconclusive", out.compare.fail_on_inconclusive,
+                "Exit 3 when no benchmark regressed but one is inconclusive "
+                "(the data cannot tell whether it changed by more than "
+                "--threshold)");
 }
 
 void add_upload(CLI::App& app, CommandLine& out) {

@@ -38,7 +38,8 @@ int compare_with_verdict(CommandLine& line) {
     overall = format::overall_verdict(report.benchmarks);
   };
   const int code = run_compare_line(line);
-  if ((code != 0 && code != 1) || !overall) return code;
+  // Made: 0, 1 (a regression) or 3 (--fail-on-inconclusive).
+  if ((code != 0 && code != 1 && code != 3) || !overall) return code;
   const std::string text = std::string(format::verdict_name(*overall)) + "\n";
   if (auto written = base::write_file_atomic(path, text); !written)
     return verdict_file_error(base::write_error(path, written.error()));

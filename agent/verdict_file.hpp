@@ -2,7 +2,7 @@
 // (format::overall_verdict, as compare.json's "verdict" has it) as one word
 // and a newline.
 // The file is removed before comparing and written only when the comparison
-// was made (exit 0 or 1), so a crash, a kill or a fatal error leaves no
+// was made (exit 0, 1 or 3), so a crash, a kill or a fatal error leaves no
 // verdict behind, whatever the exit code says.
 #pragma once
 

@@ -23,6 +23,7 @@ using format::Verdict;
 
 using Layout = format::ProfileLayout;
 constexpr int kInterruptedExit = 130;
+constexpr int kInconclusiveExit = 3;  // --fail-on-inconclusive
 
 using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
 
@@ -236,10 +237,14 @@ int finish(const format::CompareReport& report, const CompareOptions& options,
   for (const std::string& error : errors)
     err << "runner compare: " << error << "\n";
   if (!errors.empty()) return 2;
-  bool regressed = std::any_of(
-      report.benchmarks.begin(), report.benchmarks.end(),
-      [](const auto& c) { return c.verdict == Verdict::kRegression; });
-  return regressed ? 1 : 0;
+  const auto any = [&](Verdict v) {
+    return std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
+                       [v](const auto& c) { return c.verdict == v; });
+  };
+  if (any(Verdict::kRegression)) return 1;
+  if (options.fail_on_inconclusive && any(Verdict::kInconclusive))
+    return kInconclusiveExit;
+  return 0;
 }
 
 int run_paired_mode(const CompareOptions& options, std::ostream& out,

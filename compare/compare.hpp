@@ -38,15 +38,18 @@ struct CompareOptions {
   unsigned top = 10;                 // functions per benchmark
   uint64_t pairs = 20;               // paired mode: measured pairs
   uint64_t warmup_pairs = 1;         // paired mode: pairs not measured
+  // Exit 3 when a benchmark is inconclusive and none regressed.
+  bool fail_on_inconclusive = false;
   // When set, called with the finished report before it is printed (the
   // agent's --verdict-file reads the verdicts from it).
   std::function<void(const format::CompareReport&)> on_report;
 };
 
 // Runs the comparison, writes the compare folder, prints `options.format`
-// on `out`. Returns 0 when no benchmark regressed, 1 when one did, 2 on bad
-// input (one line on `err`: missing folder, no results, unreadable JSON),
-// 130 when the paired mode was interrupted.
+// on `out`. Returns 0 when no benchmark regressed, 1 when one did, 3 when
+// none did, one is inconclusive and options.fail_on_inconclusive is set, 2
+// on bad input (one line on `err`: missing folder, no results, unreadable
+// JSON), 130 when the paired mode was interrupted.
 int run_compare(const CompareOptions& options, std::ostream& out,
                 std::ostream& err);
 

@@ -216,22 +216,33 @@ std::string md_code(std::string_view s, Md where = Md::kText) {
 
 // Text the runner words itself (a verdict's reason) as it is when it is
 // made only of characters that make no markup, link or reference
-// (lower-case letters, digits, spaces and . , ; : % + = ( ) < > / - '),
-// without "www." or "://"; else as a code span.
+// (lower-case letters, digits, spaces, U+00B1 and . , ; : % + = ( ) < > / -
+// ' [ ], the brackets escaped), without "www." or "://"; else as a code
+// span.
 std::string md_text(std::string_view s) {
-  static constexpr std::string_view kPlain = " .,;:%+=()<>/-'";
-  const bool plain =
-      std::all_of(s.begin(), s.end(),
-                  [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                           kPlain.find(c) != std::string_view::npos;
-                  }) &&
-      s.find("www.") == std::string_view::npos &&
-      s.find("://") == std::string_view::npos;
-  if (!plain) return md_code(s);
+  static constexpr std::string_view kPlain = " .,;:%+=()<>/-'[]";
+  static constexpr std::string_view kPlusMinus = "\xC2\xB1";
   std::string out;
-  for (char c : s)
-    out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (s.substr(i, kPlusMinus.size()) == kPlusMinus) {
+      out += kPlusMinus;
+      ++i;
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      out += c;
+    } else if (kPlain.find(c) == std::string_view::npos) {
+      return md_code(s);
+    } else {
+      out += c == '<'   ? "&lt;"
+             : c == '>' ? "&gt;"
+             : c == '[' ? "\\["
+             : c == ']' ? "\\]"
+                        : std::string(1, c);
+    }
+  }
+  if (s.find("www.") != std::string_view::npos ||
+      s.find("://") != std::string_view::npos)
+    return md_code(s);
   return out;
 }
 
@@ -506,8 +517,11 @@ std::string md_benchmark(const BenchmarkComparison& b,
   std::string out = "**" + md_code(display_name(b.name, b.uri)) +
                     "**: " + std::string(format::verdict_name(b.verdict));
   if (!b.reason.empty()) out += ", " + md_text(b.reason);
-  out += "\n\n- uri: " + md_code(b.uri) + "\n- change: " + format_change(b) +
-         "\n" + md_test(b, settings) + md_side("base", b.base) +
+  out += "\n\n- uri: " + md_code(b.uri) + "\n- change: " + format_change(b);
+  if (b.detectable_change)
+    out += "; this data detects changes of about \xC2\xB1" +
+           printf_string("%.1f%%", *b.detectable_change * 100) + " or more";
+  out += "\n" + md_test(b, settings) + md_side("base", b.base) +
          md_side("head", b.head);
   if (!b.diff_flamegraph.empty())
     out += "- differential flamegraph: " + md_code(b.diff_flamegraph) + "\n";

@@ -22,6 +22,9 @@ using format::Verdict;
 
 // Below two rounds no test has a variance to work with.
 constexpr uint64_t kFewestRounds = 2;
+// The chance that a change of detectable_change is called (the power).
+constexpr double kPower = 0.80;
+constexpr const char* kPlusMinus = "\xC2\xB1";  // U+00B1
 
 uint64_t needed_rounds(const CompareSettings& settings) {
   return std::max(settings.min_rounds, kFewestRounds);
@@ -47,6 +50,13 @@ std::string percent(double fraction) {
 std::string plain_percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%g%%", fraction * 100);
+  return text;
+}
+
+// "31.4%": a magnitude, one decimal.
+std::string plain_one_decimal(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
   return text;
 }
 
@@ -206,30 +216,69 @@ BenchmarkComparison welch_comparison(BenchmarkComparison out,
                       welch.ci_high, b.mean);
 }
 
-std::string verdict_reason(const BenchmarkComparison& b, Verdict verdict,
-                           const CompareSettings& settings) {
-  const double p = *b.p_value, change = *b.change;
-  const std::string p_part = "p = " + p_text(p, settings.alpha);
-  const std::string label(correction_label(settings.correction));
-  const std::string threshold = plain_percent(settings.threshold);
-  if (!(p < settings.alpha))
-    return p_part + " >= " + number(settings.alpha, 6) + label;
-  if (std::fabs(change) <= settings.threshold)
-    return percent(change) + " is within the " + threshold + " threshold";
-  if (verdict == Verdict::kUnchanged)
-    return plain_percent(confidence(settings)) + " confidence interval [" +
-           percent(*b.ci_low) + ", " + percent(*b.ci_high) + "] includes 0";
-  return p_part + " < " + number(settings.alpha, 6) + label + ", " +
-         percent(change) + " beyond the " + threshold + " threshold";
+std::string interval_text(const BenchmarkComparison& b,
+                          const CompareSettings& settings) {
+  return plain_percent(confidence(settings)) + " interval [" +
+         percent(*b.ci_low) + ", " + percent(*b.ci_high) + "]";
 }
 
+// The smallest true change that this comparison would call a regression
+// (or an improvement) 4 times out of 5. The interval's half-width h gives
+// the standard error se = h / z((1 + confidence) / 2); a verdict needs the
+// estimate beyond the threshold, beyond z(1 - alpha/2) se (significant) and
+// beyond h (the interval clear of zero); the estimate falls more than
+// z(0.80) se short of the true change one time in 5. Docs/compare.md
+// states the same.
+std::optional<double> detectable_change(const BenchmarkComparison& b,
+                                        const CompareSettings& settings) {
+  const double half = (*b.ci_high - *b.ci_low) / 2;
+  const double z_confidence =
+      stats::normal_quantile(0.5 + confidence(settings) / 2);
+  const double se = half / z_confidence;
+  const double alpha =
+      settings.alpha > 0 && settings.alpha < 1 ? settings.alpha : 0.05;
+  const double z_alpha = stats::normal_quantile(1 - alpha / 2);
+  const double needed =
+      std::max({settings.threshold, z_alpha * se, z_confidence * se});
+  return finite(needed + stats::normal_quantile(kPower) * se);
+}
+
+// "p = 0.41 >= 0.05 (Holm)", or "p = 0.001 < 0.05 (Holm)".
+std::string p_comparison(double p, const CompareSettings& settings) {
+  return "p = " + p_text(p, settings.alpha) +
+         (p < settings.alpha ? " < " : " >= ") + number(settings.alpha, 6) +
+         std::string(correction_label(settings.correction));
+}
+
+std::string verdict_reason(const BenchmarkComparison& b, Verdict verdict,
+                           const CompareSettings& settings) {
+  const std::string threshold = plain_percent(settings.threshold);
+  if (verdict == Verdict::kRegression || verdict == Verdict::kImprovement)
+    return p_comparison(*b.p_value, settings) + ", " + percent(*b.change) +
+           " beyond the " + threshold + " threshold";
+  const std::string interval = interval_text(b, settings);
+  if (verdict == Verdict::kUnchanged)
+    return interval + " lies within " + kPlusMinus + threshold;
+  std::string out = interval + " reaches beyond " + kPlusMinus + threshold;
+  out += ": this data detects changes of about ";
+  out += kPlusMinus;
+  out += b.detectable_change ? plain_one_decimal(*b.detectable_change) : "?";
+  return out + " or more; " +
+         (settings.paired ? "more pairs (--pairs) narrow it"
+                          : "more rounds or --paired narrow it");
+}
+
+// Regression (improvement): significant, beyond the threshold, the
+// interval above (below) zero. Unchanged: the whole interval within
+// +-threshold (equivalence). Anything else could be either.
 Verdict decide(const BenchmarkComparison& b, const CompareSettings& settings) {
-  if (!(*b.p_value < settings.alpha)) return Verdict::kUnchanged;
-  if (*b.change > settings.threshold && *b.ci_low > 0)
-    return Verdict::kRegression;
-  if (*b.change < -settings.threshold && *b.ci_high < 0)
-    return Verdict::kImprovement;
-  return Verdict::kUnchanged;
+  const double t = settings.threshold;
+  if (*b.p_value < settings.alpha) {
+    if (*b.change > t && *b.ci_low > 0) return Verdict::kRegression;
+    if (*b.change < -t && *b.ci_high < 0) return Verdict::kImprovement;
+  }
+  if (*b.ci_low >= -t && *b.ci_high <= t) return Verdict::kUnchanged;
+  return Verdict::kInconclusive;
 }
 
 void correct_p_values(std::vector<BenchmarkComparison>& benchmarks,
@@ -333,9 +382,11 @@ void apply_verdicts(std::vector<BenchmarkComparison>& benchmarks,
   for (BenchmarkComparison& b : benchmarks) {
     if (!b.p_value || !b.change || !b.ci_low || !b.ci_high) {
       b.verdict = Verdict::kInconclusive;
+      b.detectable_change = std::nullopt;
       if (b.reason.empty()) b.reason = "no test could run";
       continue;
     }
+    b.detectable_change = detectable_change(b, settings);
     b.verdict = decide(b, settings);
     b.reason = verdict_reason(b, b.verdict, settings);
     if (auto disturbed = disturbance(b, settings)) {

@@ -95,17 +95,18 @@ constexpr auto kFunctionMembers =
                member("base_share", &FunctionShareChange::base_share),
                member("head_share", &FunctionShareChange::head_share)};
 // Then "base", "head", "top_functions", "diff_flamegraph".
-constexpr auto kBenchmarkMembers =
-    std::tuple{member("uri", &BenchmarkComparison::uri),
-               member("name", &BenchmarkComparison::name),
-               member("verdict", &BenchmarkComparison::verdict),
-               member("reason", &BenchmarkComparison::reason),
-               member("change", &BenchmarkComparison::change),
-               member("ci_low", &BenchmarkComparison::ci_low),
-               member("ci_high", &BenchmarkComparison::ci_high),
-               member("p_value", &BenchmarkComparison::p_value),
-               member("p_value_raw", &BenchmarkComparison::p_value_raw),
-               member("test", &BenchmarkComparison::test)};
+constexpr auto kBenchmarkMembers = std::tuple{
+    member("uri", &BenchmarkComparison::uri),
+    member("name", &BenchmarkComparison::name),
+    member("verdict", &BenchmarkComparison::verdict),
+    member("reason", &BenchmarkComparison::reason),
+    member("change", &BenchmarkComparison::change),
+    member("ci_low", &BenchmarkComparison::ci_low),
+    member("ci_high", &BenchmarkComparison::ci_high),
+    member("p_value", &BenchmarkComparison::p_value),
+    member("p_value_raw", &BenchmarkComparison::p_value_raw),
+    member("test", &BenchmarkComparison::test),
+    member("detectable_change", &BenchmarkComparison::detectable_change)};
 constexpr auto kRefMembers = std::tuple{member("uri", &BenchmarkRef::uri),
                                         member("name", &BenchmarkRef::name)};
 
@@ -432,14 +433,16 @@ std::string_view source_name(SampleSource source) {
 }
 
 Verdict overall_verdict(const std::vector<BenchmarkComparison>& benchmarks) {
-  for (Verdict v :
-       {Verdict::kRegression, Verdict::kImprovement, Verdict::kUnchanged}) {
-    if (std::any_of(
-            benchmarks.begin(), benchmarks.end(),
-            [v](const BenchmarkComparison& b) { return b.verdict == v; }))
-      return v;
-  }
-  return Verdict::kInconclusive;
+  const auto any = [&](Verdict v) {
+    return std::any_of(
+        benchmarks.begin(), benchmarks.end(),
+        [v](const BenchmarkComparison& b) { return b.verdict == v; });
+  };
+  if (any(Verdict::kRegression)) return Verdict::kRegression;
+  if (benchmarks.empty() || any(Verdict::kInconclusive))
+    return Verdict::kInconclusive;
+  if (any(Verdict::kImprovement)) return Verdict::kImprovement;
+  return Verdict::kUnchanged;
 }
 
 std::string write_compare_report(const CompareReport& report) {

@@ -67,6 +67,9 @@ struct BenchmarkComparison {
   std::optional<double> p_value;      // after the correction
   std::optional<double> p_value_raw;  // the test's own
   CompareTest test = CompareTest::kNone;
+  // The smallest |change| this data would call a regression or an
+  // improvement 4 times out of 5 (docs/compare.md); null without interval.
+  std::optional<double> detectable_change;
   CompareSideStats base, head;
   // By |head_share - base_share|, largest first (at most --top).
   std::vector<FunctionShareChange> top_functions;
@@ -121,9 +124,10 @@ struct CompareReport {
 };
 
 // The comparison's overall verdict, as `runner compare`'s exit code decides
-// it: regression when a benchmark regressed (exit 1), else improvement when
-// one improved, else unchanged when one was unchanged, else inconclusive
-// (also when no benchmark was on both sides).
+// it: regression when a benchmark regressed (exit 1), else inconclusive when
+// one is inconclusive (exit 3 with --fail-on-inconclusive) or no benchmark
+// was on both sides, else improvement when one improved, else unchanged
+// (every benchmark unchanged).
 Verdict overall_verdict(const std::vector<BenchmarkComparison>& benchmarks);
 
 // Pretty-printed JSON (2 spaces, trailing newline); absent numbers are null.

@@ -737,6 +737,16 @@ TEST_SUITE("e2e") {
     CHECK(with_token == 1);
     CHECK(action["inputs"]["compare-timeout"]);
     CHECK(
+        action["inputs"]["fail-on-inconclusive"]["default"].as<std::string>() ==
+        "false");
+    bool inconclusive_input = false;
+    for (const YAML::Node& step : steps)
+      if (step["env"] && step["env"]["RUNNER_CI_FAIL_ON_INCONCLUSIVE"])
+        inconclusive_input =
+            step["env"]["RUNNER_CI_FAIL_ON_INCONCLUSIVE"].as<std::string>() ==
+            "${{ inputs.fail-on-inconclusive }}";
+    CHECK(inconclusive_input);
+    CHECK(
         contains(action["outputs"]["verdict"]["description"].as<std::string>(),
                  "error"));
 
@@ -784,6 +794,58 @@ TEST_SUITE("e2e") {
       CHECK(file_text(dir.file(std::string(name) + "-output")) ==
             error_output(dir, name));
     }
+  }
+
+  TEST_CASE("the CI gate: inconclusive fails the job only when asked") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    // runner compare --fail-on-inconclusive exits 3 with the verdict
+    // inconclusive: accepted, the job passes unless asked to fail.
+    auto quiet =
+        run_job(gate_env(dir, "quiet", "json:inconclusive"), {"FAKE_EXIT=3"});
+    INFO(quiet.err);
+    CHECK(quiet.exit_code == 0);
+    CHECK(file_text(dir.file("quiet-output")) ==
+          job_output(dir, "quiet", "inconclusive"));
+    CHECK_FALSE(contains(file_text(dir.file("quiet-compare-args")),
+                         "--fail-on-inconclusive"));
+    auto strict =
+        run_job(gate_env(dir, "strict", "json:inconclusive"),
+                {"FAKE_EXIT=3", "RUNNER_CI_FAIL_ON_INCONCLUSIVE=true"});
+    INFO(strict.err);
+    CHECK(strict.exit_code == 5);
+    CHECK(file_text(dir.file("strict-output")) ==
+          job_output(dir, "strict", "inconclusive"));
+    CHECK(contains(file_text(dir.file("strict-compare-args")),
+                   "\n--fail-on-inconclusive\n"));
+    CHECK(contains(strict.err, "is inconclusive"));
+    // Inconclusive with exit 0 (no benchmark on both sides) fails it too.
+    auto empty = run_job(gate_env(dir, "empty", "json:inconclusive"),
+                         {"RUNNER_CI_FAIL_ON_INCONCLUSIVE=true"});
+    INFO(empty.err);
+    CHECK(empty.exit_code == 5);
+    // Exit 3 with any other verdict contradicts it: an error (fails closed).
+    for (const auto& [name, fake] :
+         {std::pair{"three-unchanged", "json:unchanged"},
+          std::pair{"three-improved", "json:improvement"},
+          std::pair{"three-regressed", "json:regression"}}) {
+      auto job =
+          run_job(gate_env(dir, name, fake),
+                  {"FAKE_EXIT=3", "RUNNER_CI_FAIL_ON_INCONCLUSIVE=true"});
+      INFO(job.err);
+      CHECK(job.exit_code == 4);
+      CHECK(file_text(dir.file(std::string(name) + "-output")) ==
+            error_output(dir, name));
+    }
+    // A regression still fails as one, whatever the input.
+    auto regressed =
+        run_job(gate_env(dir, "regressed", "json:regression"),
+                {"FAKE_EXIT=1", "RUNNER_CI_FAIL_ON_INCONCLUSIVE=true"});
+    CHECK(regressed.exit_code == 1);
+    auto bad = run_job(gate_env(dir, "bad", "json:inconclusive"),
+                       {"RUNNER_CI_FAIL_ON_INCONCLUSIVE=yes"});
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "fail-on-inconclusive must be true or false"));
   }
 
   TEST_CASE("the CI summary on a push: results and flamegraph, no paths") {

@@ -400,6 +400,57 @@ TEST_SUITE("e2e") {
     CHECK(lines(threshold.err) == 1);
   }
 
+  TEST_CASE("--fail-on-inconclusive: exit 3 when the data cannot tell") {
+    TempDir dir;
+    // The same program on both sides, but rounds spread +-30%: the interval
+    // reaches far beyond +-5%, so "unchanged" would be a guess.
+    auto spread = [](uint64_t seed) {
+      std::vector<uint64_t> out;
+      for (uint64_t i = 0; i < 10; ++i)
+        out.push_back(static_cast<uint64_t>(
+            std::llround(1000.0 * kIters * (1 + 0.3 * jitter(seed + i)))));
+      return out;
+    };
+    auto base = write_results(dir.file("base"),
+                              {with_rounds("wide", spread(1)),
+                               with_rounds("narrow", round_times(500, 20, 1))});
+    auto head = write_results(dir.file("head"),
+                              {with_rounds("wide", spread(100)),
+                               with_rounds("narrow", round_times(500, 20, 9))});
+    auto report = compare_json(base, head, 0);
+    const json& wide = benchmark_named(report, "wide");
+    INFO(wide.dump());
+    CHECK(wide["verdict"] == "inconclusive");
+    CHECK(wide["detectable_change"].get<double>() > 0.1);
+    CHECK(wide["reason"].get<std::string>().find(
+              "this data detects changes of about") != std::string::npos);
+    CHECK(benchmark_named(report, "narrow")["verdict"] == "unchanged");
+    CHECK(report["verdict"] == "inconclusive");
+    // Asked to, the same comparison exits 3, and its verdict is written.
+    const std::string verdict = dir.file("verdict");
+    auto strict =
+        run_compare({"--fail-on-inconclusive", "--verdict-file", verdict,
+                     "--out", dir.file("strict"), base, head});
+    INFO(strict.out, strict.err);
+    CHECK(strict.exit_code == 3);
+    CHECK(strict.out.find("inconclusive: 95% interval [") != std::string::npos);
+    auto written = runner::base::read_file(verdict);
+    REQUIRE(written);
+    CHECK(*written == "inconclusive\n");
+    // Only the narrow one: unchanged, exit 0 even when asked.
+    auto narrow_base = write_results(
+        dir.file("nb"), {with_rounds("narrow", round_times(500, 20, 1))});
+    auto narrow_head = write_results(
+        dir.file("nh"), {with_rounds("narrow", round_times(500, 20, 9))});
+    compare_json(narrow_base, narrow_head, 0, {"--fail-on-inconclusive"});
+    // A regression beside an inconclusive benchmark: still exit 1.
+    auto slow_head = write_results(
+        dir.file("slow"), {with_rounds("wide", spread(100)),
+                           with_rounds("narrow", round_times(600, 20, 9))});
+    auto slow = compare_json(base, slow_head, 1, {"--fail-on-inconclusive"});
+    CHECK(slow["verdict"] == "regression");
+  }
+
   TEST_CASE("0 or 1 round, negative times: inconclusive rows, no crash") {
     TempDir dir;
     auto negative = summary_only("negative", 1000, 10, 20);

@@ -33,10 +33,13 @@ inline format::CompareReport sample_compare_report() {
                                {"bench_startup.cpp", "startup"}};
   const Verdict verdicts[] = {V::kRegression, V::kImprovement, V::kUnchanged,
                               V::kUnchanged, V::kInconclusive};
-  const char* reasons[] = {
-      "+10.2% is above the 5% threshold", "-15.3% is beyond the 5% threshold",
-      "p = 0.41 >= 0.05", "+0.3% is within the 5% threshold",
-      "3 rounds in base, need 6"};
+  const char* reasons[] = {"+10.2% is above the 5% threshold",
+                           "-15.3% is beyond the 5% threshold",
+                           "95% interval [-0.4%, +2.1%] lies within \xC2\xB1"
+                           "5%",
+                           "95% interval [-1.2%, +1.8%] lies within \xC2\xB1"
+                           "5%",
+                           "3 rounds in base, need 6"};
   CompareReport r;
   for (size_t i = 0; i < std::size(refs); ++i) {
     BenchmarkComparison b;
@@ -46,16 +49,19 @@ inline format::CompareReport sample_compare_report() {
     b.reason = reasons[i];
     r.benchmarks.push_back(b);
   }
+  // Then the change it could have detected.
   auto estimate = [&](size_t i, double change, double low, double high,
-                      double p, double raw, CompareTest test) {
+                      double p, double raw, CompareTest test,
+                      double detectable) {
     BenchmarkComparison& b = r.benchmarks[i];
     std::tie(b.change, b.ci_low, b.ci_high) = std::tuple{change, low, high};
     std::tie(b.p_value, b.p_value_raw, b.test) = std::tuple{p, raw, test};
+    b.detectable_change = detectable;
   };
-  estimate(0, 0.102, 0.091, 0.113, 0.0012, 0.0004, T::kMannWhitneyU);
-  estimate(1, -0.153, -0.171, -0.135, 0.0001, 0.00005, T::kWelchT);
-  estimate(2, 0.008, -0.004, 0.021, 0.41, 0.205, T::kMannWhitneyU);
-  estimate(3, 0.003, -0.012, 0.018, 0.03, 0.006, T::kMannWhitneyU);
+  estimate(0, 0.102, 0.091, 0.113, 0.0012, 0.0004, T::kMannWhitneyU, 0.0547);
+  estimate(1, -0.153, -0.171, -0.135, 0.0001, 0.00005, T::kWelchT, 0.0577);
+  estimate(2, 0.008, -0.004, 0.021, 0.41, 0.205, T::kMannWhitneyU, 0.0554);
+  estimate(3, 0.003, -0.012, 0.018, 0.03, 0.006, T::kMannWhitneyU, 0.0564);
   // median, q1, mean, stdev, rounds, folders, source of each side.
   const CompareSideStats sides[][2] = {
       {{1.234e6, 1.229e6, 1.2401e6, 1.2e4, 40, 2, S::kRounds},

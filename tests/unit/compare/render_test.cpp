@@ -209,6 +209,37 @@ TEST_CASE("markdown: reasons worded by the runner stay text") {
         std::string::npos);
 }
 
+TEST_CASE("an inconclusive row says what the data could have detected") {
+  CompareReport report;
+  report.benchmarks = {named("wide", Verdict::kInconclusive, 1.0)};
+  BenchmarkComparison& b = report.benchmarks[0];
+  b.change = 0.204;
+  b.ci_low = -0.101;
+  b.ci_high = 0.425;
+  b.detectable_change = 0.376;
+  b.reason =
+      "95% interval [-10.1%, +42.5%] reaches beyond \xC2\xB1"
+      "5%: this data detects changes of about \xC2\xB1"
+      "37.6% or "
+      "more; more rounds or --paired narrow it";
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() > 3);
+  CHECK(
+      lines[3].ends_with("+20.4% [-10.1%, +42.5%]  inconclusive: " + b.reason));
+  // The markdown keeps the runner's wording as text (brackets escaped).
+  const std::string md = render_markdown(report);
+  CHECK(md.find("**`wide`**: inconclusive, 95% interval \\[-10.1%, "
+                "+42.5%\\] reaches beyond \xC2\xB1"
+                "5%: this data detects changes of about \xC2\xB1"
+                "37.6% or "
+                "more; more rounds or --paired narrow it\n") !=
+        std::string::npos);
+  CHECK(md.find("- change: +20.4% [-10.1%, +42.5%]; this data detects "
+                "changes of about \xC2\xB1"
+                "37.6% or more\n") != std::string::npos);
+  CHECK(md.find("<code>") == std::string::npos);
+}
+
 TEST_CASE("markdown: code spans keep edge spaces and backticks") {
   CompareReport report;
   report.warnings = {"`", " x ", "``a`", "   ", "|"};

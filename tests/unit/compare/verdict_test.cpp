@@ -1,11 +1,14 @@
 // Verdicts of runner compare: each verdict reachable, the significance,
-// threshold and confidence-interval conditions each decisive, the
+// threshold and confidence-interval conditions each decisive, unchanged
+// only when the whole interval lies within the threshold (a wide one is
+// inconclusive, with the change the data could have detected), the
 // correction across benchmarks changing a verdict, inconclusive rows for
 // too few rounds and bad numbers (never NaN in the output), the
 // summary-stats path (Welch, as codspeed-cpp's results give) and the
 // paired path.
 #include "compare/verdict.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -164,7 +167,13 @@ TEST_SUITE("compare") {
         decided(compare_benchmark(raw(base), raw(base), {}));
     CHECK(v.verdict == Verdict::kUnchanged);
     CHECK(*v.change == 0);
-    CHECK(v.reason == "p = 1 >= 0.05 (Holm)");
+    CHECK(*v.ci_low >= -0.05);
+    CHECK(*v.ci_high <= 0.05);
+    INFO(v.reason);
+    CHECK(v.reason.starts_with("95% interval ["));
+    CHECK(
+        v.reason.ends_with("] lies within \xC2\xB1"
+                           "5%"));
   }
 
   TEST_CASE("verdict: change is the Hodges-Lehmann shift over median(base)") {
@@ -189,7 +198,9 @@ TEST_SUITE("compare") {
     CHECK(*c.change == doctest::Approx(0.03).epsilon(0.05));
     const BenchmarkComparison within = decided(c);
     CHECK(within.verdict == Verdict::kUnchanged);
-    CHECK(within.reason == "+3.0% is within the 5% threshold");
+    CHECK(within.reason ==
+          "95% interval [+2.8%, +3.2%] lies within \xC2\xB1"
+          "5%");
     CompareSettings low;
     low.threshold = 0.02;
     CHECK(decided(c, low).verdict == Verdict::kRegression);
@@ -197,13 +208,17 @@ TEST_SUITE("compare") {
 
   TEST_CASE("verdict: the confidence interval must exclude 0") {
     const BenchmarkComparison slower = decided(tested(0.001, 0.1, -0.01, 0.2));
-    CHECK(slower.verdict == Verdict::kUnchanged);
+    CHECK(slower.verdict == Verdict::kInconclusive);
     CHECK(slower.reason ==
-          "95% confidence interval [-1.0%, +20.0%] includes 0");
+          "95% interval [-1.0%, +20.0%] reaches beyond \xC2\xB1"
+          "5%: this data "
+          "detects changes of about \xC2\xB1"
+          "15.0% or more; more rounds or "
+          "--paired narrow it");
     CHECK(decided(tested(0.001, 0.1, 0.01, 0.2)).verdict ==
           Verdict::kRegression);
     CHECK(decided(tested(0.001, -0.1, -0.2, 0.01)).verdict ==
-          Verdict::kUnchanged);
+          Verdict::kInconclusive);
     CHECK(decided(tested(0.001, -0.1, -0.2, -0.01)).verdict ==
           Verdict::kImprovement);
   }
@@ -212,8 +227,12 @@ TEST_SUITE("compare") {
     CHECK(decided(tested(0.049, 0.1, 0.05, 0.15)).verdict ==
           Verdict::kRegression);
     const BenchmarkComparison v = decided(tested(0.05, 0.1, 0.05, 0.15));
-    CHECK(v.verdict == Verdict::kUnchanged);
-    CHECK(v.reason == "p = 0.05 >= 0.05 (Holm)");
+    CHECK(v.verdict == Verdict::kInconclusive);
+    CHECK(v.reason ==
+          "95% interval [+5.0%, +15.0%] reaches beyond \xC2\xB1"
+          "5%: this data detects changes of about \xC2\xB1"
+          "7.1% or "
+          "more; more rounds or --paired narrow it");
     // Two digits would print 0.05 for 0.0496: more are shown.
     CHECK(decided(tested(0.0496, 0.1, 0.05, 0.15)).reason ==
           "p = 0.0496 < 0.05 (Holm), +10.0% beyond the 5% threshold");
@@ -235,8 +254,9 @@ TEST_SUITE("compare") {
     CHECK(*list[0].p_value == doctest::Approx(0.06));
     CHECK(*list[1].p_value == doctest::Approx(0.06));
     CHECK(*list[0].p_value_raw == 0.03);
-    CHECK(list[0].verdict == Verdict::kUnchanged);
-    CHECK(list[1].reason == "p = 0.06 >= 0.05 (Holm)");
+    CHECK(list[0].verdict == Verdict::kInconclusive);
+    CHECK(*list[1].p_value == doctest::Approx(0.06));
+    CHECK(list[1].verdict == Verdict::kInconclusive);
     settings.correction = Correction::kBenjaminiHochberg;
     apply_verdicts(list, settings);
     CHECK(*list[0].p_value == doctest::Approx(0.04));
@@ -245,6 +265,78 @@ TEST_SUITE("compare") {
     CHECK(list[2].verdict == Verdict::kInconclusive);
     CHECK(list[2].reason == "2 rounds in base, need 6");
     CHECK_FALSE(list[2].p_value);
+  }
+
+  TEST_CASE("verdict: a wide interval is inconclusive, never unchanged") {
+    // +20.4% [-10.1%, +42.5%], not significant: it could be anything from
+    // 10% faster to 42% slower.
+    BenchmarkComparison v = decided(tested(0.41, 0.204, -0.101, 0.425));
+    CHECK(v.verdict == Verdict::kInconclusive);
+    CHECK(v.reason ==
+          "95% interval [-10.1%, +42.5%] reaches beyond \xC2\xB1"
+          "5%: this data detects changes of about \xC2\xB1"
+          "37.6% "
+          "or more; more rounds or --paired narrow it");
+    // Half-width 0.263 = 1.96 se; max(5%, 1.96 se) + z(0.80) se.
+    REQUIRE(v.detectable_change);
+    CHECK(*v.detectable_change == doctest::Approx(0.3759339).epsilon(1e-6));
+    CompareSettings paired;
+    paired.paired = true;
+    CHECK(decided(tested(0.41, 0.204, -0.101, 0.425), paired)
+              .reason.ends_with("more pairs (--pairs) narrow it"));
+    // A stricter alpha needs a larger change: z(0.995) se + z(0.80) se.
+    CompareSettings strict;
+    strict.alpha = 0.01;
+    CHECK(*decided(tested(0.41, 0.204, -0.101, 0.425), strict)
+               .detectable_change == doctest::Approx(0.4585745).epsilon(1e-6));
+    // Significant, but the interval reaches past the threshold on one side
+    // and the change is within it: neither a regression nor unchanged.
+    v = decided(tested(0.001, 0.04, 0.01, 0.07));
+    CHECK(v.verdict == Verdict::kInconclusive);
+    CHECK(v.reason.starts_with(
+        "95% interval [+1.0%, +7.0%] reaches beyond \xC2\xB1"
+        "5%: this data "
+        "detects changes of about \xC2\xB1"
+        "6.3% or more"));
+    // Real rounds of the same program with a wide spread (A/A): no false
+    // alarm, and no false reassurance either.
+    const std::vector<double> noisy = rounds(1000, 40);
+    std::vector<double> again = noisy;
+    std::reverse(again.begin(), again.end());
+    v = decided(compare_benchmark(raw(noisy), raw(again), {}));
+    CHECK(*v.change == 0);
+    CHECK(*v.ci_high > 0.05);
+    CHECK(v.verdict == Verdict::kInconclusive);
+    CHECK(contains(v.reason, "this data detects changes of about"));
+    CHECK(*v.detectable_change > *v.ci_high);
+  }
+
+  TEST_CASE(
+      "verdict: unchanged when the whole interval is within the threshold") {
+    BenchmarkComparison v = decided(tested(0.41, 0.01, -0.02, 0.03));
+    CHECK(v.verdict == Verdict::kUnchanged);
+    CHECK(v.reason ==
+          "95% interval [-2.0%, +3.0%] lies within \xC2\xB1"
+          "5%");
+    REQUIRE(v.detectable_change);
+    CHECK(*v.detectable_change == doctest::Approx(0.0607352).epsilon(1e-6));
+    // The bounds may touch the threshold, not cross it.
+    CHECK(decided(tested(0.5, 0, -0.05, 0.05)).verdict == Verdict::kUnchanged);
+    CHECK(decided(tested(0.5, 0, -0.05, 0.0501)).verdict ==
+          Verdict::kInconclusive);
+    CHECK(decided(tested(0.5, 0, -0.0501, 0.05)).verdict ==
+          Verdict::kInconclusive);
+    // A narrow interval: the threshold is what a verdict needs first.
+    v = decided(tested(0.5, 0, -0.001, 0.001));
+    CHECK(*v.detectable_change == doctest::Approx(0.0504294).epsilon(1e-6));
+    CompareSettings wider;
+    wider.threshold = 0.1;
+    CHECK(decided(tested(0.41, 0.05, -0.04, 0.09), wider).verdict ==
+          Verdict::kUnchanged);
+    // No test, no detectable change.
+    CHECK_FALSE(
+        decided(compare_benchmark(raw({1, 2, 3}), raw(rounds(1, 1)), {}))
+            .detectable_change);
   }
 
   TEST_CASE("verdict: too few rounds are inconclusive, never a guess") {

@@ -79,8 +79,9 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
                                                  {"inconclusive", 1}});
   const auto& first = doc["benchmarks"][0];
   CHECK(keys(first) == V{"uri", "name", "verdict", "reason", "change", "ci_low",
-                         "ci_high", "p_value", "p_value_raw", "test", "base",
-                         "head", "top_functions", "diff_flamegraph"});
+                         "ci_high", "p_value", "p_value_raw", "test",
+                         "detectable_change", "base", "head", "top_functions",
+                         "diff_flamegraph"});
   CHECK(keys(first["base"]) == V{"median_ns", "q1_ns", "mean_ns", "stdev_ns",
                                  "rounds", "folders", "source"});
   CHECK(keys(first["top_functions"][0]) ==
@@ -89,11 +90,13 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
         doctest::Approx(0.105));
   CHECK(first["verdict"] == "regression");
   CHECK(first["test"] == "mann-whitney-u");
+  CHECK(first["detectable_change"].get<double>() == doctest::Approx(0.0547));
   // Long names are never shortened in the JSON.
   CHECK(doc["benchmarks"][3]["name"].get<std::string>().size() > 60);
   const auto& inconclusive = doc["benchmarks"][4];
-  for (const char* key : {"change", "ci_low", "ci_high", "p_value",
-                          "p_value_raw", "diff_flamegraph"})
+  for (const char* key :
+       {"change", "ci_low", "ci_high", "p_value", "p_value_raw",
+        "detectable_change", "diff_flamegraph"})
     CHECK_MESSAGE(inconclusive[key].is_null(), key);
   CHECK(doc["benchmarks"][1]["base"]["median_ns"].is_null());
   CHECK(keys(doc["added"][0]) == V{"uri", "name"});
@@ -222,8 +225,13 @@ TEST_CASE("compare.json: the overall verdict, as compare's exit code") {
   };
   CHECK(overall({}) == V::kInconclusive);
   CHECK(overall({V::kInconclusive}) == V::kInconclusive);
-  CHECK(overall({V::kInconclusive, V::kUnchanged}) == V::kUnchanged);
+  // Unchanged only when every benchmark is: an inconclusive one could have
+  // moved either way.
+  CHECK(overall({V::kInconclusive, V::kUnchanged}) == V::kInconclusive);
+  CHECK(overall({V::kImprovement, V::kInconclusive}) == V::kInconclusive);
+  CHECK(overall({V::kUnchanged, V::kUnchanged}) == V::kUnchanged);
   CHECK(overall({V::kUnchanged, V::kImprovement}) == V::kImprovement);
+  CHECK(overall({V::kInconclusive, V::kRegression}) == V::kRegression);
   CHECK(overall({V::kImprovement, V::kRegression, V::kUnchanged}) ==
         V::kRegression);
   for (const auto& [verdicts, line] :
