@@ -6,8 +6,10 @@
 //   regression (exit 1) of about +50% with stage_hash first among the
 //   functions whose self share changed and red in the differential
 //   flamegraph, B/A an improvement with stage_hash blue;
-// - paired (--paired, ABBA): A against A is unchanged (exit 0), A against
-//   B' (10% more work) a regression (exit 1).
+// - paired (--paired, ABBA): A against A raises no false alarm (exit 0,
+//   neither a regression nor an improvement: unchanged, or inconclusive
+//   when a busy machine makes the interval wider than the threshold), A
+//   against B' (10% more work) a regression (exit 1).
 //
 // Separate runs of one program differ by up to ~20% on a shared VM (the
 // whole run is slower, fast rounds included), so the unpaired mode is only
@@ -150,9 +152,11 @@ void check_where_the_time_went(const Comparison& c, bool grew) {
   CHECK_MESSAGE((grew ? red > blue : blue > red), "stage_hash drawn ", fill);
 }
 
-bool is_unchanged(const Comparison& c) {
-  return c.exit_code == 0 &&
-         c.report.benchmarks[0].verdict == Verdict::kUnchanged;
+// Neither a regression nor an improvement, exit 0.
+bool no_false_alarm(const Comparison& c) {
+  const Verdict v = c.report.benchmarks[0].verdict;
+  return c.exit_code == 0 && v != Verdict::kRegression &&
+         v != Verdict::kImprovement;
 }
 
 // A regression whose change lies in [low, high].
@@ -207,9 +211,9 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE(
-      "runner compare --paired on the workload: A/A unchanged, A/B (+10%) a "
-      "regression") {
-    bool unchanged = false, regression = false;
+      "runner compare --paired on the workload: A/A no false alarm, A/B "
+      "(+10%) a regression") {
+    bool quiet = false, regression = false;
     std::ostringstream log;
     const std::vector<std::string> paired{"--paired", "--pairs", "20",
                                           "--warmup-pairs", "2"};
@@ -221,12 +225,12 @@ TEST_SUITE("e2e") {
           compare(a, workload_command("10"), dir.file("ab"), paired);
       log << "attempt " << attempt << ":\n  A/A " << describe(aa) << "\n  A/B "
           << describe(ab) << "\n";
-      unchanged |= is_unchanged(aa);
+      quiet |= no_false_alarm(aa);
       regression |= is_regression(ab, 0.05, 0.15);
-      if (unchanged && regression) break;
+      if (quiet && regression) break;
     }
     MESSAGE(log.str());
-    CHECK(unchanged);
+    CHECK(quiet);
     CHECK(regression);
   }
 }
