@@ -41,10 +41,13 @@ format::BenchmarkComparison compare_paired(
 // Corrects the p-values of the benchmarks that have one (Holm or
 // Benjamini-Hochberg over those, or none) and sets every verdict:
 // regression when p_value < alpha, change > threshold and ci_low > 0;
-// improvement symmetrically; unchanged otherwise; inconclusive stays.
-// Outside paired mode, a regression or improvement whose lower quartile
-// (q1_ns) did not move beyond the threshold the same way becomes
-// inconclusive (a disturbed run), its numbers kept.
+// improvement symmetrically; unchanged when [ci_low, ci_high] lies within
+// [-threshold, +threshold]; inconclusive otherwise (a row without a test
+// stays inconclusive), its reason giving detectable_change, the smallest
+// change the data would call 4 times out of 5 (docs/compare.md). Outside
+// paired mode, a regression or improvement whose lower quartile (q1_ns) did
+// not move beyond the threshold the same way becomes inconclusive (a
+// disturbed run), its numbers kept.
 void apply_verdicts(std::vector<format::BenchmarkComparison>& benchmarks,
                     const format::CompareSettings& settings);
 
