@@ -251,8 +251,8 @@ std::string md_text(std::string_view s) {
 // What people call the tests, corrections and sources, in the order of
 // their enums (format/compare_report.hpp).
 constexpr std::string_view kTestTitles[] = {
-    "no test", "Mann\xE2\x80\x93Whitney U", "Welch's t",
-    "Wilcoxon signed-rank"};
+    "no test", "Mann\xE2\x80\x93Whitney U", "Welch's t", "Wilcoxon signed-rank",
+    "median test on quartiles"};
 constexpr std::string_view kCorrectionTitles[] = {
     "Holm", "Benjamini\xE2\x80\x93Hochberg", "no correction"};
 constexpr std::string_view kSourceTitles[] = {
@@ -270,7 +270,8 @@ std::string method_line(const CompareReport& report) {
   std::string tests;
   for (auto test :
        {format::CompareTest::kMannWhitneyU, format::CompareTest::kWelchT,
-        format::CompareTest::kWilcoxonSignedRank}) {
+        format::CompareTest::kWilcoxonSignedRank,
+        format::CompareTest::kMedianQuartiles}) {
     const bool used = std::any_of(
         report.benchmarks.begin(), report.benchmarks.end(),
         [&](const BenchmarkComparison& b) { return b.test == test; });
@@ -344,8 +345,11 @@ std::string display_name(const std::string& name, const std::string& uri) {
   return !name.empty() ? name : !uri.empty() ? uri : "(unnamed)";
 }
 
-// The time shown for a side: the median, else the mean.
-std::optional<double> shown_time(const format::CompareSideStats& s) {
+// The time shown for a side, from the estimator the change comes from: the
+// mean under Welch's t, else the median (else the mean).
+std::optional<double> shown_time(const BenchmarkComparison& b,
+                                 const format::CompareSideStats& s) {
+  if (b.test == format::CompareTest::kWelchT && s.mean_ns) return s.mean_ns;
   return s.median_ns ? s.median_ns : s.mean_ns;
 }
 
@@ -407,8 +411,8 @@ std::string text_table(const CompareReport& report) {
     if (b.verdict == Verdict::kInconclusive && !b.reason.empty())
       verdict += ": " + printable(b.reason);
     rows.push_back({printable(display_name(b.name, b.uri), kNameColumns),
-                    format_time(shown_time(b.base)),
-                    format_time(shown_time(b.head)), format_change(b),
+                    format_time(shown_time(b, b.base)),
+                    format_time(shown_time(b, b.head)), format_change(b),
                     verdict});
   }
   return columns_text(
@@ -470,9 +474,9 @@ std::string md_table(const CompareReport& report) {
     std::string verdict(format::verdict_name(b.verdict));
     if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
     out += "| " + md_code(display_name(b.name, b.uri), Md::kCell) + " | " +
-           format_time(shown_time(b.base)) + " | " +
-           format_time(shown_time(b.head)) + " | " + format_change(b) + " | " +
-           verdict + " |\n";
+           format_time(shown_time(b, b.base)) + " | " +
+           format_time(shown_time(b, b.head)) + " | " + format_change(b) +
+           " | " + verdict + " |\n";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <vector>
 
@@ -441,6 +442,34 @@ WelchTest welch_t(const MeanSummary& x, const MeanSummary& y,
   out.t = out.difference / se;
   out.p_value = std::min(1.0, 2 * t_cdf(-std::fabs(out.t), out.df));
   const double half_width = t_quantile(1 - (1 - confidence) / 2, out.df) * se;
+  out.ci_low = out.difference - half_width;
+  out.ci_high = out.difference + half_width;
+  return out;
+}
+
+MedianTest median_difference(const QuartileSummary& x, const QuartileSummary& y,
+                             double confidence) {
+  MedianTest out;
+  out.difference = x.median - y.median;
+  if (!(x.n >= 2 && y.n >= 2)) {
+    out.ci_low = -kInf;
+    out.ci_high = kInf;
+    return out;
+  }
+  constexpr double kIqrSigmas = 1.3489795003921634;  // 2 * z(0.75)
+  const double factor = std::sqrt(std::numbers::pi / 2) / kIqrSigmas;
+  const double se_x = factor * (x.q3 - x.q1) / std::sqrt(x.n);
+  const double se_y = factor * (y.q3 - y.q1) / std::sqrt(y.n);
+  const double se = std::sqrt(se_x * se_x + se_y * se_y);
+  if (!(se > 0)) {
+    out.p_value = out.difference == 0 ? 1 : 0;
+    out.z = out.difference == 0 ? 0 : std::copysign(kInf, out.difference);
+    out.ci_low = out.ci_high = out.difference;
+    return out;
+  }
+  out.z = out.difference / se;
+  out.p_value = std::min(1.0, 2 * normal_cdf(-std::fabs(out.z)));
+  const double half_width = normal_quantile(1 - (1 - confidence) / 2) * se;
   out.ci_low = out.difference - half_width;
   out.ci_high = out.difference + half_width;
   return out;

@@ -132,6 +132,27 @@ struct WelchTest {
 WelchTest welch_t(const MeanSummary& x, const MeanSummary& y,
                   double confidence);
 
+// One side of the median test: its median, quartiles and rounds.
+struct QuartileSummary {
+  double q1 = 0, median = 0, q3 = 0;
+  double n = 0;
+};
+struct MedianTest {
+  double z = 0, p_value = 1;
+  double difference = 0, ci_low = 0, ci_high = 0;  // of median(x) - median(y)
+};
+// The difference of two medians known only from summary statistics (an
+// integration that writes quartiles, not rounds): each median's standard
+// error is sqrt(pi / 2) * sigma / sqrt(n), the large-sample one of a
+// normal sample, with sigma estimated from the interquartile range as
+// IQR / 1.3490 (the normal's IQR in sigmas), so that outlier rounds move
+// neither the estimate nor its error; then a two-sided normal test and
+// interval. Each n >= 2, q1 <= median <= q3. A zero standard error gives
+// p = 1 when the medians are equal, else p = 0, the interval being the
+// point.
+MedianTest median_difference(const QuartileSummary& x, const QuartileSummary& y,
+                             double confidence);
+
 // Adjusted p-values in the order given (R's p.adjust "holm" and "BH").
 std::vector<double> holm_adjust(std::span<const double> p);
 std::vector<double> benjamini_hochberg_adjust(std::span<const double> p);

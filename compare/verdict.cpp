@@ -216,6 +216,31 @@ BenchmarkComparison welch_comparison(BenchmarkComparison out,
                       welch.ci_high, b.mean);
 }
 
+// A side for the median test: one folder's summary stats with its quartiles
+// around the median (what codspeed-cpp and tinybench write); std::nullopt
+// for rounds, pooled folders or missing quartiles (Welch's t then).
+std::optional<stats::QuartileSummary> quartiles(const SideSamples& samples) {
+  if (!samples.times_ns.empty() || !samples.summary || samples.folders != 1)
+    return std::nullopt;
+  const format::BenchmarkStats& s = *samples.summary;
+  if (!(s.q1_ns > 0 && s.q1_ns <= s.median_ns && s.median_ns <= s.q3_ns &&
+        std::isfinite(s.q3_ns)))
+    return std::nullopt;
+  return stats::QuartileSummary{s.q1_ns, s.median_ns, s.q3_ns,
+                                static_cast<double>(s.rounds)};
+}
+
+BenchmarkComparison median_comparison(BenchmarkComparison out,
+                                      const stats::QuartileSummary& base,
+                                      const stats::QuartileSummary& head,
+                                      const CompareSettings& settings) {
+  const stats::MedianTest test =
+      stats::median_difference(head, base, confidence(settings));
+  return with_outcome(std::move(out), format::CompareTest::kMedianQuartiles,
+                      test.p_value, test.difference, test.ci_low, test.ci_high,
+                      base.median);
+}
+
 std::string interval_text(const BenchmarkComparison& b,
                           const CompareSettings& settings) {
   return plain_percent(confidence(settings)) + " interval [" +
@@ -344,6 +369,10 @@ BenchmarkComparison compare_benchmark(const SideSamples& base,
   if (!base.times_ns.empty() && !head.times_ns.empty())
     return rank_comparison(std::move(out), base.times_ns, head.times_ns,
                            settings);
+  const auto base_quartiles = quartiles(base), head_quartiles = quartiles(head);
+  if (base_quartiles && head_quartiles)
+    return median_comparison(std::move(out), *base_quartiles, *head_quartiles,
+                             settings);
   return welch_comparison(std::move(out), base, head, settings);
 }
 

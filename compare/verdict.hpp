@@ -1,6 +1,7 @@
 // One benchmark's statistics and verdict (docs/compare.md): Mann-Whitney U +
 // Hodges-Lehmann shift with its Moses confidence interval on raw rounds,
-// Welch's t on summary stats, Wilcoxon signed-rank
+// a median test on one folder's summary quartiles, else Welch's t on the
+// summary means, Wilcoxon signed-rank
 // + paired Hodges-Lehmann on paired rounds; then the correction across
 // benchmarks and the verdicts. Pure functions over values.
 #pragma once

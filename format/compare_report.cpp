@@ -31,7 +31,8 @@ constexpr Named<CompareTest> kTests[] = {
     {CompareTest::kNone, "none"},
     {CompareTest::kMannWhitneyU, "mann-whitney-u"},
     {CompareTest::kWelchT, "welch-t"},
-    {CompareTest::kWilcoxonSignedRank, "wilcoxon-signed-rank"}};
+    {CompareTest::kWilcoxonSignedRank, "wilcoxon-signed-rank"},
+    {CompareTest::kMedianQuartiles, "median-quartiles"}};
 constexpr Named<Correction> kCorrections[] = {
     {Correction::kHolm, "holm"},
     {Correction::kBenjaminiHochberg, "benjamini-hochberg"},

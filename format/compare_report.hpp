@@ -20,7 +20,13 @@ enum class Verdict { kRegression, kImprovement, kUnchanged, kInconclusive };
 // The test behind a verdict: Mann-Whitney U on raw rounds, Welch's t on
 // summary stats (mean, stdev, rounds), Wilcoxon signed-rank on paired
 // rounds; kNone when no test could run (inconclusive).
-enum class CompareTest { kNone, kMannWhitneyU, kWelchT, kWilcoxonSignedRank };
+enum class CompareTest {
+  kNone,
+  kMannWhitneyU,
+  kWelchT,
+  kWilcoxonSignedRank,
+  kMedianQuartiles
+};
 // Control of false alarms across the benchmarks of one comparison.
 enum class Correction { kHolm, kBenjaminiHochberg, kNone };
 // Where a side's numbers come from, best first: per-round arrays of the

@@ -233,23 +233,32 @@ TEST_SUITE("e2e") {
     CHECK(file_exists(dir.file("rev/compare.json")));
   }
 
-  TEST_CASE("summary stats only (codspeed-cpp): Welch's t and the verdict") {
+  TEST_CASE("summary stats only (codspeed-cpp): the median test, else Welch") {
     TempDir dir;
-    auto base =
-        write_results(dir.file("base"), {summary_only("slow", 1000, 10, 20),
-                                         summary_only("same", 500, 10, 20)});
-    auto head =
-        write_results(dir.file("head"), {summary_only("slow", 1100, 10, 20),
-                                         summary_only("same", 500.5, 10, 20)});
+    // Without quartiles, only the means can be compared.
+    auto bare = [](format::BenchmarkResult r) {
+      r.stats.q1_ns = r.stats.q3_ns = 0;
+      return r;
+    };
+    auto base = write_results(
+        dir.file("base"),
+        {summary_only("slow", 1000, 10, 20), summary_only("same", 500, 10, 20),
+         bare(summary_only("bare", 500, 10, 20))});
+    auto head = write_results(dir.file("head"),
+                              {summary_only("slow", 1100, 10, 20),
+                               summary_only("same", 500.5, 10, 20),
+                               bare(summary_only("bare", 600, 10, 20))});
     auto report = compare_json(base, head, 1);
     const json& slow = benchmark_named(report, "slow");
     const json& same = benchmark_named(report, "same");
-    CHECK(slow["test"] == "welch-t");
+    CHECK(slow["test"] == "median-quartiles");
     CHECK(slow["verdict"] == "regression");
     CHECK(slow["change"].get<double>() == doctest::Approx(0.10));
-    CHECK(same["test"] == "welch-t");
+    CHECK(same["test"] == "median-quartiles");
     CHECK(same["verdict"] == "unchanged");
-    CHECK(report["benchmarks"][0]["name"] == "slow");  // regressions first
+    CHECK(benchmark_named(report, "bare")["test"] == "welch-t");
+    CHECK(benchmark_named(report, "bare")["verdict"] == "regression");
+    CHECK(report["benchmarks"][2]["name"] == "same");  // regressions first
   }
 
   TEST_CASE("markers only, and markers divided by the results' iterations") {

@@ -410,3 +410,26 @@ TEST_CASE("text and markdown: paired mode and other settings") {
         std::string::npos);
   CHECK(md.find("| change [90% CI] |") != std::string::npos);
 }
+
+TEST_CASE("text and markdown: the times shown are the estimator's") {
+  // Welch's t compares means: the table shows the means beside its change,
+  // not the medians; the median test and the rank test show medians.
+  CompareReport report;
+  report.benchmarks = {named("w", Verdict::kRegression, 4.8e3)};
+  BenchmarkComparison& b = report.benchmarks[0];
+  b.test = format::CompareTest::kWelchT;
+  b.base.mean_ns = 5.2e3;
+  b.head.mean_ns = 5.6e3;
+  b.head.median_ns = 5.76e3;
+  b.change = 0.4 / 5.2;
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines[3].find("5.20 µs") != std::string::npos);
+  CHECK(lines[3].find("5.60 µs") != std::string::npos);
+  CHECK(render_markdown(report).find("| 5.20 µs | 5.60 µs |") !=
+        std::string::npos);
+  b.test = format::CompareTest::kMedianQuartiles;
+  const auto medians = lines_of(render_text(report));
+  CHECK(medians[3].find("4.80 µs") != std::string::npos);
+  CHECK(medians[3].find("5.76 µs") != std::string::npos);
+}

@@ -402,6 +402,30 @@ TEST_SUITE("compare") {
           std::vector<double>{0.02});
     CHECK(holm_adjust(std::vector<double>{}).empty());
   }
+
+  TEST_CASE("median_difference: medians from quartiles, against python3") {
+    // statistics.NormalDist: sigma = IQR / (2 z(0.75)), SE = sqrt(pi/2)
+    // sigma / sqrt(n); z = -4 / 4.645415801170988.
+    const MedianTest m =
+        median_difference({90, 100, 110, 25}, {95, 104, 113, 36}, 0.95);
+    CHECK(m.difference == -4);
+    CHECK(m.z == doctest::Approx(-0.861063932961976).epsilon(1e-12));
+    CHECK(m.p_value == doctest::Approx(0.3892028321650519).epsilon(1e-9));
+    CHECK(m.ci_low == doctest::Approx(-13.104847663508416).epsilon(1e-9));
+    CHECK(m.ci_high == doctest::Approx(5.104847663508416).epsilon(1e-9));
+    // No spread: the point, p 1 when equal, else 0.
+    const MedianTest same =
+        median_difference({5, 5, 5, 10}, {5, 5, 5, 10}, 0.95);
+    CHECK(same.p_value == 1);
+    CHECK(same.ci_low == 0);
+    const MedianTest apart =
+        median_difference({6, 6, 6, 10}, {5, 5, 5, 10}, 0.95);
+    CHECK(apart.p_value == 0);
+    CHECK(apart.ci_high == 1);
+    // Fewer than two rounds: an unbounded interval.
+    CHECK(
+        std::isinf(median_difference({1, 2, 3, 1}, {1, 2, 3, 5}, 0.95).ci_low));
+  }
 }
 
 }  // namespace

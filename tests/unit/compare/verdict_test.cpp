@@ -51,9 +51,7 @@ SideSamples summary(double mean, double stdev, uint64_t n, double median) {
   stats.max_ns = mean + 4 * stdev;
   stats.mean_ns = mean;
   stats.stdev_ns = stdev;
-  stats.q1_ns = mean - stdev;
-  stats.median_ns = median;
-  stats.q3_ns = mean + stdev;
+  stats.median_ns = median;  // no quartiles: Welch's t on the means
   stats.rounds = n;
   stats.total_time = mean * static_cast<double>(n) * 100 / 1e9;
   stats.iqr_outlier_rounds = 2;
@@ -395,7 +393,37 @@ TEST_SUITE("compare") {
           "base: mean time is 0");
   }
 
-  TEST_CASE("verdict: summary stats only (codspeed-cpp) use Welch's t") {
+  TEST_CASE("verdict: one folder's quartiles use the median test") {
+    // Like tinybench: HEAD 20% slower in the middle of its rounds, but
+    // outlier rounds put BASE's mean far above its median, so that the
+    // means differ by only 7.7%.
+    SideSamples base = summary(5.2, 0.5, 100, 4.8),
+                head = summary(5.6, 0.5, 100, 5.76);
+    base.summary->q1_ns = 4.6;
+    base.summary->q3_ns = 5.0;
+    head.summary->q1_ns = 5.52;
+    head.summary->q3_ns = 6.0;
+    BenchmarkComparison c = compare_benchmark(base, head, {});
+    CHECK(c.test == CompareTest::kMedianQuartiles);
+    // Computed apart (python3, statistics.NormalDist): SE of a median
+    // sqrt(pi/2) * IQR / 1.3489795 / sqrt(n).
+    CHECK(*c.change == doctest::Approx(0.2).epsilon(1e-12));
+    CHECK(*c.ci_low == doctest::Approx(0.17629628882896797).epsilon(1e-9));
+    CHECK(*c.ci_high == doctest::Approx(0.22370371117103202).epsilon(1e-9));
+    CHECK(*c.p_value_raw < 1e-10);
+    CHECK(decided(c).verdict == Verdict::kRegression);
+    // Pooled folders have no quartiles of their own: Welch's t on means.
+    base.folders = 2;
+    c = compare_benchmark(base, head, {});
+    CHECK(c.test == CompareTest::kWelchT);
+    CHECK(*c.change == doctest::Approx(0.4 / 5.2).epsilon(1e-12));
+    // Quartiles that do not hold the median are not used either.
+    base.folders = 1;
+    base.summary->q1_ns = 4.9;
+    CHECK(compare_benchmark(base, head, {}).test == CompareTest::kWelchT);
+  }
+
+  TEST_CASE("verdict: summary stats without quartiles use Welch's t") {
     const SideSamples base = summary(1000, 20, 100, 998);
     BenchmarkComparison c =
         compare_benchmark(base, summary(1100, 25, 100, 1097), {});

@@ -47,6 +47,7 @@ TEST_CASE("compare.json: names of the enums") {
   CHECK(test_name(CompareTest::kMannWhitneyU) == "mann-whitney-u");
   CHECK(test_name(CompareTest::kWelchT) == "welch-t");
   CHECK(test_name(CompareTest::kWilcoxonSignedRank) == "wilcoxon-signed-rank");
+  CHECK(test_name(CompareTest::kMedianQuartiles) == "median-quartiles");
   CHECK(correction_name(Correction::kHolm) == "holm");
   CHECK(correction_name(Correction::kBenjaminiHochberg) ==
         "benjamini-hochberg");
@@ -163,7 +164,7 @@ TEST_CASE("compare.json: malformed documents name the member") {
         "regression, improvement, unchanged, inconclusive");
   CHECK(error_of(edited([](auto& d) { d["benchmarks"][0]["test"] = "t"; })) ==
         "compare.json: benchmarks[0]: test 't' is not one of none, "
-        "mann-whitney-u, welch-t, wilcoxon-signed-rank");
+        "mann-whitney-u, welch-t, wilcoxon-signed-rank, median-quartiles");
   CHECK(error_of(edited([](auto& d) { d["settings"]["correction"] = 1; })) ==
         "compare.json: settings: correction is not a string");
   CHECK(error_of(edited(
