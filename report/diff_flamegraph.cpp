@@ -78,13 +78,6 @@ void add_weighted(const std::vector<FoldedStack>& side, uint64_t total,
   }
 }
 
-uint64_t total_of(const std::vector<FoldedStack>& stacks) {
-  uint64_t total = 0;
-  for (const FoldedStack& s : stacks)
-    total = s.count > UINT64_MAX - total ? UINT64_MAX : total + s.count;
-  return total;
-}
-
 // Per frame of the tree of both sides: its samples in BASE and in HEAD,
 // its shares, and the change that colours it: HEAD's share times
 // `time_ratio` (HEAD's time per iteration / BASE's, 1 when unknown) minus
@@ -205,13 +198,13 @@ std::string render_diff_flamegraph(const std::string& title,
                                    const DiffContext& context) {
   std::optional<double> ratio = context.time_ratio;
   if (ratio && !(std::isfinite(*ratio) && *ratio > 0)) ratio.reset();
-  std::vector<FoldedStack> both;
-  both.reserve(base.size() + head.size());
-  add_weighted(base, total_of(base), both);
-  add_weighted(head, total_of(head), both);
-  const FlameNode both_root = build_flame_tree(both);
   const FlameNode base_root = build_flame_tree(base);
   const FlameNode head_root = build_flame_tree(head);
+  std::vector<FoldedStack> both;
+  both.reserve(base.size() + head.size());
+  add_weighted(base, base_root.value, both);
+  add_weighted(head, head_root.value, both);
+  const FlameNode both_root = build_flame_tree(both);
   const SideShares shares(both_root, base_root, head_root, ratio.value_or(1));
   const double max_abs = shares.max_abs_delta();
   FlameSvgOptions options;
