@@ -237,12 +237,12 @@ int finish(const format::CompareReport& report, const CompareOptions& options,
   for (const std::string& error : errors)
     err << "runner compare: " << error << "\n";
   if (!errors.empty()) return 2;
-  const auto any = [&](Verdict v) {
-    return std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
-                       [v](const auto& c) { return c.verdict == v; });
-  };
-  if (any(Verdict::kRegression)) return 1;
-  if (options.fail_on_inconclusive && any(Verdict::kInconclusive))
+  // The exit status says what compare.json's verdict says (with nothing
+  // compared, that is inconclusive, but no benchmark is).
+  const Verdict overall = format::overall_verdict(report.benchmarks);
+  if (overall == Verdict::kRegression) return 1;
+  if (options.fail_on_inconclusive && overall == Verdict::kInconclusive &&
+      !report.benchmarks.empty())
     return kInconclusiveExit;
   return 0;
 }
