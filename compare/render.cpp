@@ -30,6 +30,7 @@ using format::Verdict;
 // in the middle in the text: first half, "…", last half.
 constexpr size_t kNameColumns = 60;
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026
+constexpr std::string_view kPlusMinus = "\xC2\xB1";     // U+00B1
 
 // ---- numbers ----------------------------------------------------------------
 
@@ -221,7 +222,6 @@ std::string md_code(std::string_view s, Md where = Md::kText) {
 // span.
 std::string md_text(std::string_view s) {
   static constexpr std::string_view kPlain = " .,;:%+=()<>/-'[]";
-  static constexpr std::string_view kPlusMinus = "\xC2\xB1";
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
@@ -405,7 +405,7 @@ std::string text_table(const CompareReport& report) {
   std::vector<std::vector<std::string>> rows = {
       {"benchmark", "base", "head",
        "change [" + format_plain_percent(report.settings.confidence) + " CI]",
-       "verdict"}};
+       "p", "verdict"}};
   for (const BenchmarkComparison& b : report.benchmarks) {
     std::string verdict(format::verdict_name(b.verdict));
     if (b.verdict == Verdict::kInconclusive && !b.reason.empty())
@@ -413,12 +413,12 @@ std::string text_table(const CompareReport& report) {
     rows.push_back({printable(display_name(b.name, b.uri), kNameColumns),
                     format_time(shown_time(b, b.base)),
                     format_time(shown_time(b, b.head)), format_change(b),
-                    verdict});
+                    b.p_value ? format_p(*b.p_value) : "-", verdict});
   }
-  return columns_text(
-      rows,
-      {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft},
-      "");
+  return columns_text(rows,
+                      {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft,
+                       Align::kRight, Align::kLeft},
+                      "");
 }
 
 std::string text_refs(const char* title,
@@ -481,6 +481,101 @@ std::string md_table(const CompareReport& report) {
   return out;
 }
 
+// The time per iteration a function took on a side: its share of the
+// samples times the side's time (the estimator's).
+struct FunctionTime {
+  const format::FunctionShareChange* function = nullptr;
+  double delta_ns = 0;  // head's time in it minus base's
+};
+
+// Among the top functions, the one whose time per iteration moved most in
+// the direction of the change (either way without one).
+FunctionTime largest_move(const BenchmarkComparison& b, double base_ns,
+                          double head_ns) {
+  FunctionTime best;
+  for (const format::FunctionShareChange& f : b.top_functions) {
+    const double delta = f.head_share * head_ns - f.base_share * base_ns;
+    if (!std::isfinite(delta)) continue;
+    const bool along =
+        !b.change || *b.change == 0 || (*b.change > 0) == (delta > 0);
+    if (along && std::abs(delta) > std::abs(best.delta_ns)) best = {&f, delta};
+  }
+  return best;
+}
+
+// Where the time went: "most of it in `f` (+42.1 ms per iteration, 98% of
+// the change)" (the share of the change for a regression or an
+// improvement), or "" without profiles or times.
+std::string md_where(const BenchmarkComparison& b) {
+  const std::optional<double> base = shown_time(b, b.base);
+  const std::optional<double> head = shown_time(b, b.head);
+  if (!base || !head) return "";
+  const FunctionTime best = largest_move(b, *base, *head);
+  if (!best.function) return "";
+  std::string out = "most of it in " + md_code(best.function->function) + " (" +
+                    (best.delta_ns < 0 ? "-" : "+") +
+                    format_time(std::abs(best.delta_ns)) + " per iteration";
+  const double total = *head - *base;
+  if ((b.verdict == Verdict::kRegression ||
+       b.verdict == Verdict::kImprovement) &&
+      total != 0 && std::isfinite(total))
+    out += ", " + printf_string("%.0f%%", best.delta_ns / total * 100) +
+           " of the change";
+  return out + ")";
+}
+
+// How sure the verdict is, in words: the p-value of a regression or an
+// improvement, the equivalence of unchanged, the detectable change or the
+// reason of inconclusive.
+std::string md_how_sure(const BenchmarkComparison& b,
+                        const format::CompareSettings& settings) {
+  const std::string ci = format_plain_percent(settings.confidence) + " CI";
+  const std::string threshold =
+      std::string(kPlusMinus) + format_plain_percent(settings.threshold);
+  switch (b.verdict) {
+    case Verdict::kRegression:
+    case Verdict::kImprovement:
+      if (!b.p_value) break;
+      return "p = " + format_p(*b.p_value) + " (" +
+             std::string(title_of(kCorrectionTitles, settings.correction)) +
+             ")";
+    case Verdict::kUnchanged:
+      return "the whole " + ci + " within " + threshold;
+    case Verdict::kInconclusive:
+      if (!b.change || !b.detectable_change) break;
+      return "the " + ci + " reaches beyond " + threshold +
+             ": could be either; this data detects about " +
+             std::string(kPlusMinus) +
+             printf_string("%.1f%%", *b.detectable_change * 100) + " or more";
+  }
+  return md_text(b.reason);
+}
+
+// One line a reviewer acts on: verdict, benchmark, change with its
+// interval and both times, how sure, and where the time went.
+std::string md_line(const BenchmarkComparison& b,
+                    const format::CompareSettings& settings) {
+  std::string verdict(format::verdict_name(b.verdict));
+  if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
+  std::string said;
+  if (b.change)
+    said = format_change(b) + " (" + format_time(shown_time(b, b.base)) +
+           " \xE2\x86\x92 " + format_time(shown_time(b, b.head)) + ")";
+  const std::string sure = md_how_sure(b, settings);
+  if (!sure.empty()) said += (said.empty() ? "" : ", ") + sure;
+  const std::string where = b.verdict == Verdict::kUnchanged ? "" : md_where(b);
+  if (!where.empty()) said += (said.empty() ? "" : "; ") + where;
+  return "- " + verdict + " " + md_code(display_name(b.name, b.uri)) +
+         (said.empty() ? "" : ": " + said) + "\n";
+}
+
+std::string md_lines(const CompareReport& report) {
+  std::string out;
+  for (const BenchmarkComparison& b : report.benchmarks)
+    out += md_line(b, report.settings);
+  return out;
+}
+
 std::string md_side(const char* title, const format::CompareSideStats& s) {
   std::string out = std::string("- ") + title + ": median " +
                     format_time(s.median_ns) + ", mean " +
@@ -523,7 +618,7 @@ std::string md_benchmark(const BenchmarkComparison& b,
   if (!b.reason.empty()) out += ", " + md_text(b.reason);
   out += "\n\n- uri: " + md_code(b.uri) + "\n- change: " + format_change(b);
   if (b.detectable_change)
-    out += "; this data detects changes of about \xC2\xB1" +
+    out += "; this data detects changes of about " + std::string(kPlusMinus) +
            printf_string("%.1f%%", *b.detectable_change * 100) + " or more";
   out += "\n" + md_test(b, settings) + md_side("base", b.base) +
          md_side("head", b.head);
@@ -541,14 +636,15 @@ std::string md_details(const std::string& summary, const std::string& body) {
 std::string md_benchmarks(const CompareReport& report) {
   if (report.benchmarks.empty()) return "";
   const format::CompareSettings& s = report.settings;
-  std::string body = "Base: " + md_side_description(report.base) +
-                     "; head: " + md_side_description(report.head) + "; " +
-                     format_plain_percent(s.confidence) +
-                     " confidence intervals; at least " +
-                     std::to_string(s.min_rounds) + " rounds per side.\n\n";
+  std::string body =
+      md_table(report) + "\nBase: " + md_side_description(report.base) +
+      "; head: " + md_side_description(report.head) + "; " +
+      format_plain_percent(s.confidence) + " confidence intervals; at least " +
+      std::to_string(s.min_rounds) + " rounds per side.\n\n";
   for (const BenchmarkComparison& b : report.benchmarks)
     body += md_benchmark(b, s);
-  return md_details("Details: tests, p-values, rounds, top functions", body);
+  return md_details("Details: table, tests, p-values, rounds, top functions",
+                    body);
 }
 
 std::string md_refs(const CompareReport& report) {
@@ -621,7 +717,7 @@ std::string render_markdown(const CompareReport& report) {
   if (report.benchmarks.empty())
     out += "No benchmark on both sides.\n";
   else
-    out += md_table(report);
+    out += md_lines(report);
   return out + md_benchmarks(report) + md_refs(report) + md_noise(report) +
          md_warnings(report);
 }

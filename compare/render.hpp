@@ -9,15 +9,16 @@
 
 namespace runner::compare {
 
-// Aligned columns: benchmark, base, head, change [CI], verdict; regressions
-// first; the overall verdict with the counts ("verdict regression: 1
+// Aligned columns: benchmark, base, head, change [CI], p, verdict;
+// regressions first; the overall verdict with the counts ("verdict regression: 1
 // regression, ..."); then added/removed, noise, and per benchmark the top
 // functions.
 std::string render_text(const format::CompareReport& report);
 // The overall verdict and the counts ("**runner compare: regression**: 1
-// regression, ..."), one table (benchmark, base, head, change with CI,
-// verdict), regressions first; the details (tests, p-values, top functions,
-// noise) collapsed.
+// regression, ..."), one line per benchmark (what changed, by how much, how
+// sure, where the time went), regressions first; the table (benchmark,
+// base, head, change with CI, verdict) and the details (tests, p-values,
+// top functions, noise) collapsed.
 std::string render_markdown(const format::CompareReport& report);
 
 // One benchmark's verdict and change in one line, for the top of its

@@ -1,7 +1,8 @@
-// The text and markdown of a comparison: structure (one markdown table, one
-// row per benchmark in the report's order, aligned text columns), hostile
-// names escaped, human units; and the markdown as GitHub renders it
-// (cmark-gfm, GitHub's own implementation) is one table with the right rows.
+// The text and markdown of a comparison: structure (one markdown line per
+// benchmark in the report's order, the table in the details, aligned text
+// columns), hostile names escaped, human units; and the markdown as GitHub
+// renders it (cmark-gfm, GitHub's own implementation) is one list item per
+// benchmark and one table with the right rows.
 #include "compare/render.hpp"
 
 #include <fcntl.h>
@@ -38,14 +39,26 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// The lines of the markdown's table: those starting with '|' before the
-// first <details>.
+// The lines of the markdown's benchmark table (in the details): from its
+// header to the first line not starting with '|'.
 std::vector<std::string> table_lines(const std::string& markdown) {
   std::vector<std::string> table;
+  for (const std::string& line : lines_of(markdown)) {
+    if (table.empty() && !line.starts_with("| benchmark |")) continue;
+    if (!line.starts_with("|")) break;
+    table.push_back(line);
+  }
+  return table;
+}
+
+// The one-line summaries: the lines starting with "- " before the first
+// <details>.
+std::vector<std::string> summary_lines(const std::string& markdown) {
+  std::vector<std::string> out;
   for (const std::string& line :
        lines_of(markdown.substr(0, markdown.find("<details>"))))
-    if (line.starts_with("|")) table.push_back(line);
-  return table;
+    if (line.starts_with("- ")) out.push_back(line);
+  return out;
 }
 
 // Cell separators of a table line as GFM splits it: every '|' that does not
@@ -96,14 +109,35 @@ const std::string kMentions =
 
 }  // namespace
 
-TEST_CASE("markdown: one summary line, one table, one row per benchmark") {
+TEST_CASE("markdown: one summary line, one line per benchmark, the table") {
   const CompareReport report = testing::sample_compare_report();
   const std::string md = render_markdown(report);
   CHECK(md.starts_with(
       "**runner compare: regression**: 1 regression, 1 improvement, 2 "
       "unchanged, 1 "
       "inconclusive (Mann\xE2\x80\x93Whitney U and Welch's t, Holm, alpha "
-      "0.05, threshold 5%); 1 added, 1 removed\n\n| benchmark |"));
+      "0.05, threshold 5%); 1 added, 1 removed\n\n- **regression** "));
+  // What changed, by how much, how sure, where the time went: parse_value
+  // took 22.5% of 1.36 ms in head and 12% of 1.234 ms in base, 157.92 µs
+  // more, 125% of the 126 µs change (the other functions took less).
+  const auto lines = summary_lines(md);
+  REQUIRE(lines.size() == report.benchmarks.size());
+  CHECK(lines[0] ==
+        "- **regression** `parse | json (\xC3\xBCn\xC3\xAF"
+        "code, \xE6\x97\xA5\xE6\x9C\xAC)`: +10.2% [+9.1%, +11.3%] "
+        "(1.23 ms \xE2\x86\x92 1.36 ms), p = 0.0012 (Holm); most of it in "
+        "`json::parse_value(char const*&)` (+158 \xC2\xB5s per iteration, "
+        "125% of the change)");
+  CHECK(
+      lines[1].starts_with("- improvement `` sort <1000> *fast* `x` ``: "
+                           "-15.3% [-17.1%, -13.5%] (812 ns \xE2\x86\x92 "
+                           "688 ns), p = 0.0001 (Holm)"));
+  // An unchanged benchmark: its equivalence, no function (none moved it).
+  CHECK(lines[2].ends_with(
+      "+0.8% [-0.4%, +2.1%] (1.00 \xC2\xB5s \xE2\x86\x92 1.01 \xC2\xB5s), "
+      "the whole 95% CI within \xC2\xB1"
+      "5%"));
+  CHECK(lines[4] == "- inconclusive `startup`: 3 rounds in base, need 6");
   const auto table = table_lines(md);
   REQUIRE(table.size() == 2 + report.benchmarks.size());
   CHECK(table[0] == "| benchmark | base | head | change [95% CI] | verdict |");
@@ -136,6 +170,12 @@ TEST_CASE("markdown: a hostile name stays inside its cell") {
   const std::string md = render_markdown(report);
   const auto table = table_lines(md);
   REQUIRE(table.size() == 4);
+  // Its line: the name one code span, on one line.
+  const auto lines = summary_lines(md);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] ==
+        "- **regression** ``a|b <script>x</script> *s* _u_ [l](u) `c` $m$ ~t~ "
+        "#h \\| &amp; | x | y |\xEF\xBF\xBD[31m\xEF\xBF\xBD``");
   CHECK(unescaped_pipes(table[2]) == 6);
   // A code span fenced by two backticks ("`c`" is inside), '|' escaped.
   CHECK(table[2] ==
@@ -224,8 +264,8 @@ TEST_CASE("an inconclusive row says what the data could have detected") {
       "more; more rounds or --paired narrow it";
   const auto lines = lines_of(render_text(report));
   REQUIRE(lines.size() > 3);
-  CHECK(
-      lines[3].ends_with("+20.4% [-10.1%, +42.5%]  inconclusive: " + b.reason));
+  CHECK(lines[3].ends_with("+20.4% [-10.1%, +42.5%]  -  inconclusive: " +
+                           b.reason));
   // The markdown keeps the runner's wording as text (brackets escaped).
   const std::string md = render_markdown(report);
   CHECK(md.find("**`wide`**: inconclusive, 95% interval \\[-10.1%, "
@@ -236,6 +276,11 @@ TEST_CASE("an inconclusive row says what the data could have detected") {
         std::string::npos);
   CHECK(md.find("- change: +20.4% [-10.1%, +42.5%]; this data detects "
                 "changes of about \xC2\xB1"
+                "37.6% or more\n") != std::string::npos);
+  // Its one line says it could be either, and what this data detects.
+  CHECK(md.find("\n- inconclusive `wide`: +20.4% [-10.1%, +42.5%] (1.00 ns "
+                "\xE2\x86\x92 1.00 ns), the 95% CI reaches beyond \xC2\xB1"
+                "5%: could be either; this data detects about \xC2\xB1"
                 "37.6% or more\n") != std::string::npos);
   CHECK(md.find("<code>") == std::string::npos);
 }
@@ -329,7 +374,7 @@ TEST_CASE("text: hostile names are printable and elided; no benchmark") {
         std::string::npos);
 }
 
-TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
+TEST_CASE("markdown as GitHub renders it (cmark-gfm): lines and table") {
   const char* path = std::getenv("PATH");
   auto tool = base::find_executable("cmark-gfm", path ? path : "");
   if (!tool) RUNNER_SKIP_CASE("cmark-gfm not found (Debian package cmark-gfm)");
@@ -364,17 +409,29 @@ TEST_CASE("markdown as GitHub renders it (cmark-gfm): one table, its rows") {
   REQUIRE(status->success());
   auto html = base::read_file(dir.file("compare.html"));
   REQUIRE(html);
+  // Above the details: one list item per benchmark, each name one code
+  // span (the regression's line also names its function).
   const std::string top = html->substr(0, html->find("<details>"));
-  CHECK(count(top, "<table>") == 1);
-  CHECK(count(top, "<tr>") == 1 + report.benchmarks.size());
-  CHECK(count(top, "<code>") == report.benchmarks.size());
-  CHECK(count(top, "<th ") == 5);  // aligned cells
-  CHECK(count(top, "<td") == 5 * report.benchmarks.size());
+  CHECK(count(top, "<table>") == 0);
+  CHECK(count(top, "<li>") == report.benchmarks.size());
+  CHECK(count(top, "<code>") == report.benchmarks.size() + 1);
   CHECK(count(top, "<strong>regression</strong>") == 1);
-  // The hostile name is shown as its text, nothing else.
-  CHECK(top.find("<td align=\"left\"><code>a|b &lt;script&gt;x&lt;/script&gt; "
+  CHECK(top.find("<li>inconclusive <code>a|b &lt;script&gt;x&lt;/script&gt; "
                  "*s* _u_ [l](u) `c` $m$ ~t~ #h \\| &amp;amp; | x | y |") !=
         std::string::npos);
+  // The table, first in the details: its rows and aligned cells.
+  const size_t details = html->find("<details>");
+  const std::string table =
+      html->substr(details, html->find("</table>", details) - details);
+  CHECK(count(table, "<table>") == 1);
+  CHECK(count(table, "<tr>") == 1 + report.benchmarks.size());
+  CHECK(count(table, "<th ") == 5);
+  CHECK(count(table, "<td") == 5 * report.benchmarks.size());
+  // The hostile name is shown as its text, nothing else.
+  CHECK(
+      table.find("<td align=\"left\"><code>a|b &lt;script&gt;x&lt;/script&gt; "
+                 "*s* _u_ [l](u) `c` $m$ ~t~ #h \\| &amp;amp; | x | y |") !=
+      std::string::npos);
   // No link, and nothing of the names outside <code> (where GitHub makes
   // no @mention or #reference either).
   CHECK(html->find("<a ") == std::string::npos);
@@ -403,8 +460,10 @@ TEST_CASE("text and markdown: paired mode and other settings") {
   CHECK(lines[0] ==
         "base './bench --old' vs head './bench --new' (Wilcoxon signed-rank, "
         "paired, no correction, alpha 0.01, threshold 2.5%)");
-  CHECK(lines[2] == "benchmark     base     head  change [90% CI]  verdict");
-  CHECK(lines[3] == "pair       2.00 ms  2.00 ms  +3.1%            regression");
+  CHECK(lines[2] ==
+        "benchmark     base     head  change [90% CI]      p  verdict");
+  CHECK(lines[3] ==
+        "pair       2.00 ms  2.00 ms  +3.1%            0.004  regression");
   const std::string md = render_markdown(report);
   CHECK(md.find("- test: Wilcoxon signed-rank, p = 0.004\n") !=
         std::string::npos);
@@ -432,4 +491,33 @@ TEST_CASE("text and markdown: the times shown are the estimator's") {
   const auto medians = lines_of(render_text(report));
   CHECK(medians[3].find("4.80 µs") != std::string::npos);
   CHECK(medians[3].find("5.76 µs") != std::string::npos);
+}
+
+TEST_CASE("markdown: where the time went follows the change's direction") {
+  // An improvement from 10 ms to 8 ms: `a` took 0.5 x 10 ms, then 0.3 x
+  // 8 ms (2.6 ms less, 130% of the 2 ms change), `b` 2.2 ms less; `c` took
+  // 2.8 ms more, the largest move but against the change.
+  CompareReport report;
+  report.benchmarks = {named("x", Verdict::kImprovement, std::nullopt)};
+  BenchmarkComparison& b = report.benchmarks[0];
+  b.base.median_ns = 10e6;
+  b.head.median_ns = 8e6;
+  b.change = -0.2;
+  b.p_value = 0.001;
+  b.top_functions = {{"c", 0.2, 0.6}, {"a", 0.5, 0.3}, {"b", 0.3, 0.1}};
+  const auto lines = summary_lines(render_markdown(report));
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] ==
+        "- improvement `x`: -20.0% (10.0 ms \xE2\x86\x92 8.00 ms), p = 0.001 "
+        "(Holm); most of it in `a` (-2.60 ms per iteration, 130% of the "
+        "change)");
+  // Unchanged: no function is blamed.
+  b.verdict = Verdict::kUnchanged;
+  b.ci_low = -0.01;
+  b.ci_high = 0.01;
+  b.change = 0.0;
+  b.head.median_ns = 10e6;
+  const auto same = summary_lines(render_markdown(report));
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].find("most of it") == std::string::npos);
 }
