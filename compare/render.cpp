@@ -110,7 +110,15 @@ std::string format_points(const format::FunctionShareChange& f) {
 }
 
 // alpha, p-values: "0.05", "0.0012", "3.4e-07".
-std::string format_p(double p) { return printf_string("%.2g", p); }
+// Below kSmallestP (a p-value the normal tail rounds to 0): "<1e-300".
+constexpr double kSmallestP = 1e-300;
+std::string format_p(double p) {
+  return p < kSmallestP ? "<1e-300" : printf_string("%.2g", p);
+}
+// "p = 0.0012", "p < 1e-300".
+std::string p_phrase(double p) {
+  return p < kSmallestP ? "p < 1e-300" : "p = " + format_p(p);
+}
 // A fraction as a plain percentage: "5%", "2.5%".
 std::string format_plain_percent(double fraction) {
   return printf_string("%g", fraction * 100) + "%";
@@ -536,7 +544,7 @@ std::string md_how_sure(const BenchmarkComparison& b,
     case Verdict::kRegression:
     case Verdict::kImprovement:
       if (!b.p_value) break;
-      return "p = " + format_p(*b.p_value) + " (" +
+      return p_phrase(*b.p_value) + " (" +
              std::string(title_of(kCorrectionTitles, settings.correction)) +
              ")";
     case Verdict::kUnchanged:
@@ -591,7 +599,7 @@ std::string md_side(const char* title, const format::CompareSideStats& s) {
 std::string md_test(const BenchmarkComparison& b,
                     const format::CompareSettings& settings) {
   std::string out = "- test: " + std::string(title_of(kTestTitles, b.test));
-  if (b.p_value) out += ", p = " + format_p(*b.p_value);
+  if (b.p_value) out += ", " + p_phrase(*b.p_value);
   if (b.p_value_raw && settings.correction != format::Correction::kNone)
     out += " after " +
            std::string(title_of(kCorrectionTitles, settings.correction)) +
@@ -727,7 +735,7 @@ std::string render_headline(const BenchmarkComparison& b) {
   if (!b.change)
     return b.reason.empty() ? out : out + ": " + printable(b.reason);
   out += ", " + format_change(b);
-  if (b.p_value) out += ", p = " + format_p(*b.p_value);
+  if (b.p_value) out += ", " + p_phrase(*b.p_value);
   return out;
 }
 

@@ -10,8 +10,8 @@
 namespace runner::compare {
 
 // Aligned columns: benchmark, base, head, change [CI], p, verdict;
-// regressions first; the overall verdict with the counts ("verdict regression: 1
-// regression, ..."); then added/removed, noise, and per benchmark the top
+// regressions first; the overall verdict with the counts ("verdict regression:
+// 1 regression, ..."); then added/removed, noise, and per benchmark the top
 // functions.
 std::string render_text(const format::CompareReport& report);
 // The overall verdict and the counts ("**runner compare: regression**: 1

@@ -270,6 +270,9 @@ std::optional<double> detectable_change(const BenchmarkComparison& b,
 
 // "p = 0.41 >= 0.05 (Holm)", or "p = 0.001 < 0.05 (Holm)".
 std::string p_comparison(double p, const CompareSettings& settings) {
+  if (p < 1e-300)  // the normal tail rounds to 0 beyond z = 37
+    return "p < 1e-300 < " + number(settings.alpha, 6) +
+           std::string(correction_label(settings.correction));
   return "p = " + p_text(p, settings.alpha) +
          (p < settings.alpha ? " < " : " >= ") + number(settings.alpha, 6) +
          std::string(correction_label(settings.correction));

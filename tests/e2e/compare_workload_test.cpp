@@ -11,6 +11,10 @@
 //   when a busy machine makes the interval wider than the threshold), A
 //   against B' (10% more work) a regression (exit 1).
 //
+// And a summary-only integration: CodSpeed's tinybench plugin (from npm,
+// unchanged, tests/e2e/tinybench) whose `target` is 20% slower in HEAD is
+// never called unchanged from one run per side.
+//
 // Separate runs of one program differ by up to ~20% on a shared VM (the
 // whole run is slower, fast rounds included), so the unpaired mode is only
 // asked for a large effect, and the small effect and the A/A verdict are
@@ -31,6 +35,7 @@
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/support/runtimes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace runner::testing;
@@ -175,6 +180,44 @@ std::string workload_command(const char* slower) {
   return slower ? quoted + " --slower " + slower : quoted;
 }
 
+// A git repository in dir/suite holding tests/e2e/tinybench/bench.mjs and
+// a link to its node_modules (the plugin only runs inside a repository);
+// "" with the reason in `why` when the machine lacks git, node or the
+// plugin.
+std::string tinybench_suite(const TempDir& dir, std::string& why) {
+  const std::string source = binary("TINYBENCH_DIR");
+  if (!file_exists(source + "/node_modules/@codspeed/tinybench-plugin")) {
+    why =
+        "CodSpeed's tinybench plugin is not installed (make test runs "
+        "npm ci in tests/e2e/tinybench)";
+    return "";
+  }
+  const std::string git = find_runtime("git");
+  if (git.empty() || find_runtime("node").empty()) {
+    why = "no git or no node on this machine";
+    return "";
+  }
+  const std::string suite = dir.file("suite");
+  REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
+  std::filesystem::copy_file(source + "/bench.mjs", suite + "/bench.mjs");
+  std::filesystem::create_directory_symlink(source + "/node_modules",
+                                            suite + "/node_modules");
+  return suite;
+}
+
+// `runner run --no-profile` of the suite into dir/<name>, `target` doing
+// `slowdown` times the work.
+std::string record_tinybench(const TempDir& dir, const std::string& suite,
+                             const std::string& name, const char* slowdown) {
+  const std::string folder = dir.file(name);
+  auto r = run_process(runner_argv("run", folder, dir.path(), {"--no-profile"},
+                                   {find_runtime("node"), "bench.mjs"}),
+                       {std::string("SLOWDOWN=") + slowdown}, suite);
+  INFO(name, ": ", r.out, r.err);
+  REQUIRE(r.exit_code == 0);
+  return folder;
+}
+
 bool is_improvement(const Comparison& c) {
   return c.exit_code == 0 &&
          c.report.benchmarks[0].verdict == Verdict::kImprovement;
@@ -232,5 +275,35 @@ TEST_SUITE("e2e") {
     MESSAGE(log.str());
     CHECK(quiet);
     CHECK(regression);
+  }
+
+  TEST_CASE(
+      "runner compare of a tinybench suite: 20% slower is never unchanged") {
+    TempDir dir;
+    std::string why;
+    const std::string suite = tinybench_suite(dir, why);
+    if (suite.empty()) RUNNER_SKIP_CASE(why);
+    const std::string base = record_tinybench(dir, suite, "base", "1");
+    const std::string head = record_tinybench(dir, suite, "head", "1.2");
+    auto r = run_process({binary("RUNNER_BIN"), "compare", base, head, "--out",
+                          dir.file("cmp"), "--format", "json"});
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code >= 0);
+    REQUIRE(r.exit_code <= 1);
+    auto text = runner::base::read_file(dir.file("cmp/compare.json"));
+    REQUIRE_MESSAGE(text, text.error().what());
+    auto report = runner::format::read_compare_report(*text);
+    REQUIRE_MESSAGE(report, report.error().message());
+    REQUIRE(report->benchmarks.size() == 2);
+    for (const BenchmarkComparison& b : report->benchmarks) {
+      MESSAGE(b.name, ": ", runner::format::verdict_name(b.verdict), " ",
+              b.change.value_or(0), " [", b.ci_low.value_or(0), ", ",
+              b.ci_high.value_or(0), "] ", b.reason);
+      if (b.name != "target") continue;
+      CHECK(b.test == runner::format::CompareTest::kMedianQuartiles);
+      CHECK(b.verdict != Verdict::kUnchanged);
+      CHECK(b.verdict != Verdict::kImprovement);
+      if (b.verdict == Verdict::kRegression) CHECK(r.exit_code == 1);
+    }
   }
 }

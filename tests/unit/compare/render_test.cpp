@@ -521,3 +521,17 @@ TEST_CASE("markdown: where the time went follows the change's direction") {
   REQUIRE(same.size() == 1);
   CHECK(same[0].find("most of it") == std::string::npos);
 }
+
+TEST_CASE("text and markdown: a p-value of 0 is shown as below 1e-300") {
+  CompareReport report;
+  report.benchmarks = {named("tiny", Verdict::kRegression, 1e3)};
+  BenchmarkComparison& b = report.benchmarks[0];
+  b.change = 0.2;
+  b.p_value = b.p_value_raw = 0.0;
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines[3].find("  <1e-300  regression") != std::string::npos);
+  const auto md = summary_lines(render_markdown(report));
+  REQUIRE(md.size() == 1);
+  CHECK(md[0].find(", p < 1e-300 (Holm)") != std::string::npos);
+}

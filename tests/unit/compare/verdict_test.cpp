@@ -221,6 +221,13 @@ TEST_SUITE("compare") {
           Verdict::kImprovement);
   }
 
+  TEST_CASE("verdict: a p-value the normal tail rounds to 0 is below 1e-300") {
+    const BenchmarkComparison v = decided(tested(0.0, 0.2, 0.199, 0.201));
+    CHECK(v.verdict == Verdict::kRegression);
+    CHECK(v.reason ==
+          "p < 1e-300 < 0.05 (Holm), +20.0% beyond the 5% threshold");
+  }
+
   TEST_CASE("verdict: significance is decisive") {
     CHECK(decided(tested(0.049, 0.1, 0.05, 0.15)).verdict ==
           Verdict::kRegression);
