@@ -152,6 +152,8 @@ int compare_with_store(compare::CompareOptions options,
     return 2;
   }
   options.base = {base->folder};
+  options.history_medians_ns = std::move(base->history.medians_ns);
+  options.history_description = base->history_description;
   return compare_command(options);
 }
 

@@ -29,9 +29,13 @@ using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
 
 BenchmarkComparison compare_one(const BenchmarkSamples& base,
                                 const BenchmarkSamples& head,
-                                const format::CompareSettings& settings) {
+                                const CompareOptions& options) {
+  std::span<const double> history;
+  if (auto it = options.history_medians_ns.find(head.uri);
+      it != options.history_medians_ns.end())
+    history = it->second;
   BenchmarkComparison c =
-      compare_benchmark(base.samples, head.samples, settings);
+      compare_benchmark(base.samples, head.samples, options.settings, history);
   c.uri = head.uri;
   c.name = head.name;
   return c;
@@ -104,7 +108,7 @@ format::CompareReport build_report(const CompareOptions& options,
       continue;
     }
     matched.insert(h.uri);
-    report.benchmarks.push_back(compare_one(*it->second, h, options.settings));
+    report.benchmarks.push_back(compare_one(*it->second, h, options));
   }
   for (const auto& b : base.benchmarks)
     if (!matched.contains(b.uri)) report.removed.push_back({b.uri, b.name});
@@ -112,6 +116,7 @@ format::CompareReport build_report(const CompareOptions& options,
   sort_benchmarks(report.benchmarks);
   add_noise(base, "base", report.noise);
   add_noise(head, "head", report.noise);
+  report.history = options.history_description;
   report.warnings = base.warnings;
   report.warnings.insert(report.warnings.end(), head.warnings.begin(),
                          head.warnings.end());

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -38,6 +39,14 @@ struct CompareOptions {
   unsigned top = 10;                 // functions per benchmark
   uint64_t pairs = 20;               // paired mode: measured pairs
   uint64_t warmup_pairs = 1;         // paired mode: pairs not measured
+  // One folder per side: per benchmark URI, the median time per iteration
+  // of each of the base branch's last stored runs (the store's history,
+  // `runner compare --store`); their spread is the between-run noise of
+  // the verdict (docs/compare.md). Empty: not estimated.
+  std::map<std::string, std::vector<double>> history_medians_ns;
+  // Where the history came from, printable ("10 runs of a push to 'main'
+  // from s3://..."); shown once in the report.
+  std::string history_description;
   // Exit 3 when a benchmark is inconclusive and none regressed.
   bool fail_on_inconclusive = false;
   // When set, called with the finished report before it is printed (the

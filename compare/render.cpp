@@ -376,6 +376,28 @@ std::string noise_advice(const CompareReport& report) {
          format_plain_percent(report.settings.threshold) + ")";
 }
 
+// Whether a tested row took its run-to-run noise from the store's
+// history, and whether one has it not estimated (said once per report).
+bool any_history(const CompareReport& report) {
+  return std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
+                     [](const BenchmarkComparison& b) {
+                       return b.p_value && b.runs && b.runs->history_runs > 0;
+                     });
+}
+bool any_noise_unknown(const CompareReport& report) {
+  return std::any_of(report.benchmarks.begin(), report.benchmarks.end(),
+                     [](const BenchmarkComparison& b) {
+                       return b.p_value &&
+                              b.noise == format::NoiseSource::kNotEstimated;
+                     });
+}
+constexpr const char* kNoiseUnknown =
+    "run-to-run noise not estimated (one run per side and no store "
+    "history): a rerun can differ by more than the intervals show; compare "
+    "several runs per side (--base/--head) or take the base from --store";
+constexpr const char* kNoiseFromHistory =
+    "run-to-run noise from the store's history: ";
+
 std::string medians_list(const format::NoiseEntry& n) {
   std::string out;
   for (double m : n.medians_ns)
@@ -607,6 +629,27 @@ std::string md_test(const BenchmarkComparison& b,
   return out + "\n";
 }
 
+// The run-level estimate: "- runs: 3 + 3, spread 4.1% (log stdev), run
+// level +9.5% [-1.1%, +19.7%], p = 0.071; the runs decided".
+std::string md_runs(const BenchmarkComparison& b) {
+  if (!b.runs) return "";
+  const format::RunLevelStats& r = *b.runs;
+  std::string out = "- runs: " + std::to_string(r.base_runs) + " + " +
+                    std::to_string(r.head_runs);
+  if (r.history_runs > 0)
+    out += ", between-run spread from " + std::to_string(r.history_runs) +
+           " stored runs";
+  out += ", spread " + printf_string("%.1f%%", r.log_stdev * 100) +
+         " (stdev of log time), run level " + format_percent(r.change) + " [" +
+         format_percent(r.ci_low) + ", " + format_percent(r.ci_high) +
+         "], p = " + format_p(r.p_value) + "; " +
+         (b.noise == format::NoiseSource::kRounds ? "the rounds' interval is "
+                                                    "wider and decided"
+                                                  : "the runs decided") +
+         "\n";
+  return out;
+}
+
 std::string md_functions(const BenchmarkComparison& b) {
   if (b.top_functions.empty()) return "";
   std::string out =
@@ -628,7 +671,7 @@ std::string md_benchmark(const BenchmarkComparison& b,
   if (b.detectable_change)
     out += "; this data detects changes of about " + std::string(kPlusMinus) +
            printf_string("%.1f%%", *b.detectable_change * 100) + " or more";
-  out += "\n" + md_test(b, settings) + md_side("base", b.base) +
+  out += "\n" + md_test(b, settings) + md_runs(b) + md_side("base", b.base) +
          md_side("head", b.head);
   if (!b.diff_flamegraph.empty())
     out += "- differential flamegraph: " + md_code(b.diff_flamegraph) + "\n";
@@ -705,6 +748,11 @@ std::string render_text(const CompareReport& report) {
     out += "\n" + text_refs("added (only in head):", report.added) +
            text_refs("removed (only in base):", report.removed);
   out += text_noise(report);
+  if (any_history(report))
+    out += "\n" + std::string(kNoiseFromHistory) + printable(report.history) +
+           "\n";
+  if (any_noise_unknown(report))
+    out += "\n" + std::string(kNoiseUnknown) + "\n";
   for (const BenchmarkComparison& b : report.benchmarks)
     if (!b.top_functions.empty()) out += text_functions(b);
   if (!report.warnings.empty()) {
@@ -726,6 +774,9 @@ std::string render_markdown(const CompareReport& report) {
     out += "No benchmark on both sides.\n";
   else
     out += md_lines(report);
+  if (any_history(report))
+    out += "\n" + md_text(kNoiseFromHistory) + md_code(report.history) + "\n";
+  if (any_noise_unknown(report)) out += "\n" + md_text(kNoiseUnknown) + ".\n";
   return out + md_benchmarks(report) + md_refs(report) + md_noise(report) +
          md_warnings(report);
 }

@@ -345,6 +345,7 @@ LoadedSide pool_side(const std::vector<FolderData>& folders,
     samples.samples = pool_folders(parts, side, uri, warnings);
     for (const auto* b : parts)
       samples.folder_medians_ns.push_back(folder_median(*b));
+    samples.samples.folder_medians_ns = samples.folder_medians_ns;
     out.benchmarks.push_back(std::move(samples));
   }
   out.warnings = std::move(warnings);

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "compare/runs.hpp"
 #include "compare/stats.hpp"
 
 namespace runner::compare {
@@ -278,22 +279,42 @@ std::string p_comparison(double p, const CompareSettings& settings) {
          std::string(correction_label(settings.correction));
 }
 
+// Whose spread the interval is: " (between 3 + 3 runs)", " (between 10
+// stored runs of the base branch)"; "" for the rounds'.
+std::string noise_words(const BenchmarkComparison& b) {
+  if (!b.runs) return "";
+  if (b.noise == format::NoiseSource::kRuns)
+    return " (spread between " + std::to_string(b.runs->base_runs) + " + " +
+           std::to_string(b.runs->head_runs) + " runs)";
+  if (b.noise == format::NoiseSource::kHistory)
+    return " (run-to-run spread of " + std::to_string(b.runs->history_runs) +
+           " stored runs of the base branch)";
+  return "";
+}
+
+std::string narrowing_advice(const BenchmarkComparison& b,
+                             const CompareSettings& settings) {
+  if (settings.paired) return "more pairs (--pairs) narrow it";
+  if (b.noise == format::NoiseSource::kRuns ||
+      b.noise == format::NoiseSource::kHistory)
+    return "more runs per side (--base/--head) narrow it";
+  return "more rounds or --paired narrow it";
+}
+
 std::string verdict_reason(const BenchmarkComparison& b, Verdict verdict,
                            const CompareSettings& settings) {
   const std::string threshold = plain_percent(settings.threshold);
   if (verdict == Verdict::kRegression || verdict == Verdict::kImprovement)
     return p_comparison(*b.p_value, settings) + ", " + percent(*b.change) +
-           " beyond the " + threshold + " threshold";
-  const std::string interval = interval_text(b, settings);
+           " beyond the " + threshold + " threshold" + noise_words(b);
+  const std::string interval = interval_text(b, settings) + noise_words(b);
   if (verdict == Verdict::kUnchanged)
     return interval + " lies within " + kPlusMinus + threshold;
   std::string out = interval + " reaches beyond " + kPlusMinus + threshold;
   out += ": this data detects changes of about ";
   out += kPlusMinus;
   out += b.detectable_change ? plain_one_decimal(*b.detectable_change) : "?";
-  return out + " or more; " +
-         (settings.paired ? "more pairs (--pairs) narrow it"
-                          : "more rounds or --paired narrow it");
+  return out + " or more; " + narrowing_advice(b, settings);
 }
 
 // Regression (improvement): significant, beyond the threshold, the
@@ -354,11 +375,10 @@ CompareSideStats paired_side(std::span<const double> times) {
   return out;
 }
 
-}  // namespace
-
-BenchmarkComparison compare_benchmark(const SideSamples& base,
-                                      const SideSamples& head,
-                                      const CompareSettings& settings) {
+// The round-level test alone (compare_benchmark before the run level).
+BenchmarkComparison round_level(const SideSamples& base,
+                                const SideSamples& head,
+                                const CompareSettings& settings) {
   BenchmarkComparison out;
   out.base = side_stats(base);
   out.head = side_stats(head);
@@ -379,10 +399,32 @@ BenchmarkComparison compare_benchmark(const SideSamples& base,
   return welch_comparison(std::move(out), base, head, settings);
 }
 
+}  // namespace
+
+BenchmarkComparison compare_benchmark(const SideSamples& base,
+                                      const SideSamples& head,
+                                      const CompareSettings& settings,
+                                      std::span<const double> history) {
+  BenchmarkComparison out = round_level(base, head, settings);
+  if (!out.p_value_raw) return out;
+  if (base.folder_medians_ns.size() >= 2 ||
+      head.folder_medians_ns.size() >= 2) {
+    if (auto runs =
+            run_level_test(base.folder_medians_ns, head.folder_medians_ns,
+                           confidence(settings)))
+      apply_run_level(out, *runs, format::NoiseSource::kRuns);
+    return out;
+  }
+  if (auto runs = history_test(out, history, confidence(settings)))
+    apply_run_level(out, *runs, format::NoiseSource::kHistory);
+  return out;
+}
+
 BenchmarkComparison compare_paired(std::span<const double> base,
                                    std::span<const double> head,
                                    const CompareSettings& settings) {
   BenchmarkComparison out;
+  out.noise = format::NoiseSource::kRounds;  // each round is a run
   out.base = paired_side(base);
   out.head = paired_side(head);
   if (base.size() != head.size())

@@ -23,15 +23,24 @@ struct SideSamples {
   std::optional<format::BenchmarkStats> summary;
   format::SampleSource source = format::SampleSource::kSummary;
   uint64_t folders = 1;
+  // Each folder's (run's) median time per iteration, in the order given:
+  // the run-level estimate (runs.hpp) when a side has several.
+  std::vector<double> folder_medians_ns;
 };
 
 // The test, change and confidence interval of one benchmark (uri and name
 // left to the caller); p_value = p_value_raw, verdict still to be set by
 // apply_verdicts. Fewer than settings.min_rounds rounds on a side, NaN,
 // infinite, zero or negative times: kInconclusive with the reason.
+// Then the run-to-run noise (runs.hpp): with several folders on a side
+// (folder_medians_ns), the run-level test; with one per side, the
+// between-run spread of `history_medians_ns` (the base branch's stored
+// runs; at least kMinHistoryRuns); the wider interval and the larger p
+// decide, b.noise says whose. Without either, b.noise is kNotEstimated.
 format::BenchmarkComparison compare_benchmark(
     const SideSamples& base, const SideSamples& head,
-    const format::CompareSettings& settings);
+    const format::CompareSettings& settings,
+    std::span<const double> history_medians_ns = {});
 
 // base[i] and head[i] timed in the same pair: Wilcoxon signed-rank on the
 // differences, change = paired Hodges-Lehmann shift / median(base).

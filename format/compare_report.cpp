@@ -41,6 +41,11 @@ constexpr Named<SampleSource> kSources[] = {{SampleSource::kRounds, "rounds"},
                                             {SampleSource::kMarkers, "markers"},
                                             {SampleSource::kSummary, "summary"},
                                             {SampleSource::kPaired, "paired"}};
+constexpr Named<NoiseSource> kNoiseSources[] = {
+    {NoiseSource::kRounds, "rounds"},
+    {NoiseSource::kRuns, "runs"},
+    {NoiseSource::kHistory, "history"},
+    {NoiseSource::kNotEstimated, "not-estimated"}};
 constexpr std::array<std::string_view, 2> kSides = {"base", "head"};
 
 // The name of `value` in `table` ("" for a value outside the enum).
@@ -56,6 +61,7 @@ constexpr const auto& names_of(Verdict) { return kVerdicts; }
 constexpr const auto& names_of(CompareTest) { return kTests; }
 constexpr const auto& names_of(Correction) { return kCorrections; }
 constexpr const auto& names_of(SampleSource) { return kSources; }
+constexpr const auto& names_of(NoiseSource) { return kNoiseSources; }
 
 // A member of an object of type S: its key and field, written and read
 // through the same table (each table lists the members in the document's
@@ -107,7 +113,18 @@ constexpr auto kBenchmarkMembers = std::tuple{
     member("p_value", &BenchmarkComparison::p_value),
     member("p_value_raw", &BenchmarkComparison::p_value_raw),
     member("test", &BenchmarkComparison::test),
-    member("detectable_change", &BenchmarkComparison::detectable_change)};
+    member("detectable_change", &BenchmarkComparison::detectable_change),
+    member("noise", &BenchmarkComparison::noise)};
+// "runs": null, or this object.
+constexpr auto kRunLevelMembers =
+    std::tuple{member("base_runs", &RunLevelStats::base_runs),
+               member("head_runs", &RunLevelStats::head_runs),
+               member("history_runs", &RunLevelStats::history_runs),
+               member("log_stdev", &RunLevelStats::log_stdev),
+               member("change", &RunLevelStats::change),
+               member("ci_low", &RunLevelStats::ci_low),
+               member("ci_high", &RunLevelStats::ci_high),
+               member("p_value", &RunLevelStats::p_value)};
 constexpr auto kRefMembers = std::tuple{member("uri", &BenchmarkRef::uri),
                                         member("name", &BenchmarkRef::name)};
 
@@ -180,6 +197,7 @@ Json function_json(const FunctionShareChange& f) {
 
 Json benchmark_json(const BenchmarkComparison& b) {
   Json out = members_json(b, kBenchmarkMembers);
+  out["runs"] = b.runs ? members_json(*b.runs, kRunLevelMembers) : Json();
   out["base"] = members_json(b.base, kSideStatsMembers);
   out["head"] = members_json(b.head, kSideStatsMembers);
   out["top_functions"] = array_json(b.top_functions, function_json);
@@ -370,6 +388,8 @@ CompareSide read_side(Object o) {
 BenchmarkComparison read_benchmark(Object o) {
   BenchmarkComparison b;
   o.read_members(b, kBenchmarkMembers);
+  if (!o.is_null("runs"))
+    b.runs = read_plain<RunLevelStats>(o.object("runs"), kRunLevelMembers);
   b.base = read_plain<CompareSideStats>(o.object("base"), kSideStatsMembers);
   b.head = read_plain<CompareSideStats>(o.object("head"), kSideStatsMembers);
   read_objects(o, "top_functions", b.top_functions, [](Object f) {
@@ -410,6 +430,7 @@ CompareReport read_report(Object doc) {
   read_objects(doc, "added", r.added, read_ref);
   read_objects(doc, "removed", r.removed, read_ref);
   read_objects(doc, "noise", r.noise, read_noise);
+  doc.read("history", r.history, true);
   read_strings(doc, "warnings", r.warnings);
   Verdict verdict = Verdict::kInconclusive;
   doc.read("verdict", verdict);
@@ -431,6 +452,9 @@ std::string_view correction_name(Correction correction) {
 }
 std::string_view source_name(SampleSource source) {
   return name_in(kSources, source);
+}
+std::string_view noise_source_name(NoiseSource source) {
+  return name_in(kNoiseSources, source);
 }
 
 Verdict overall_verdict(const std::vector<BenchmarkComparison>& benchmarks) {
@@ -460,6 +484,7 @@ std::string write_compare_report(const CompareReport& report) {
   doc["added"] = array_json(report.added, ref_json);
   doc["removed"] = array_json(report.removed, ref_json);
   doc["noise"] = array_json(report.noise, noise_json);
+  doc["history"] = value_json(report.history, true);
   doc["warnings"] = report.warnings;
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -33,6 +33,13 @@ enum class Correction { kHolm, kBenjaminiHochberg, kNone };
 // results JSON, RoundStart/RoundEnd markers of ExecutionTimestamps.msgpack,
 // the results JSON's summary stats, or rounds timed by the paired mode.
 enum class SampleSource { kRounds, kMarkers, kSummary, kPaired };
+// Which variance a benchmark's interval is built from (docs/compare.md):
+// the rounds' (several runs whose run-level interval is narrower, or paired
+// mode, whose rounds are separate runs), the spread between the runs given
+// (several folders per side), the spread between the store's stored runs
+// of the base branch (one run per side), or the rounds' alone with the
+// run-to-run noise not estimated (one run per side, no store history).
+enum class NoiseSource { kRounds, kRuns, kHistory, kNotEstimated };
 
 // "regression", "improvement", "unchanged", "inconclusive".
 std::string_view verdict_name(Verdict verdict);
@@ -42,6 +49,8 @@ std::string_view test_name(CompareTest test);
 std::string_view correction_name(Correction correction);
 // "rounds", "markers", "summary", "paired".
 std::string_view source_name(SampleSource source);
+// "rounds", "runs", "history", "not-estimated".
+std::string_view noise_source_name(NoiseSource source);
 
 // One side of one benchmark.
 struct CompareSideStats {
@@ -63,6 +72,21 @@ struct FunctionShareChange {
   bool operator==(const FunctionShareChange&) const = default;
 };
 
+// The run-level estimate of one benchmark: runs (profile folders) as the
+// unit of replication, on the log scale of each run's median time per
+// iteration. From several runs per side (Welch's t on the logs), or, with
+// one run per side, from the between-run variance of the store's history.
+struct RunLevelStats {
+  uint64_t base_runs = 0, head_runs = 0;  // runs per side
+  uint64_t history_runs = 0;  // stored runs whose spread was used (0: none)
+  // The between-run standard deviation of log(median) used (pooled over
+  // the sides, or the history's).
+  double log_stdev = 0;
+  double change = 0, ci_low = 0, ci_high = 0;  // as the benchmark's
+  double p_value = 1;                          // before the correction
+  bool operator==(const RunLevelStats&) const = default;
+};
+
 struct BenchmarkComparison {
   std::string uri, name;
   Verdict verdict = Verdict::kInconclusive;
@@ -76,6 +100,11 @@ struct BenchmarkComparison {
   // The smallest |change| this data would call a regression or an
   // improvement 4 times out of 5 (docs/compare.md); null without interval.
   std::optional<double> detectable_change;
+  // Which variance the interval is built from; `runs` when a run-level
+  // estimate was made (the wider interval of the two decides, and p is the
+  // larger of the two).
+  NoiseSource noise = NoiseSource::kNotEstimated;
+  std::optional<RunLevelStats> runs;
   CompareSideStats base, head;
   // By |head_share - base_share|, largest first (at most --top).
   std::vector<FunctionShareChange> top_functions;
@@ -125,6 +154,9 @@ struct CompareReport {
   std::vector<BenchmarkComparison> benchmarks;
   std::vector<BenchmarkRef> added, removed;  // only in HEAD / only in BASE
   std::vector<NoiseEntry> noise;
+  // Where the between-run noise of one-run-per-side comparisons came from
+  // (the base branch's stored runs, `compare --store`); "" when none.
+  std::string history;
   std::vector<std::string> warnings;
   bool operator==(const CompareReport&) const = default;
 };

@@ -34,7 +34,15 @@ std::string write_store_record(const StoreRecord& r) {
   j["folder_bytes"] = r.folder_bytes;
   j["benchmarks"] = r.benchmarks;
   j["runner_version"] = r.runner_version;
-  return j.dump(2) + "\n";
+  Json medians = Json::array();
+  for (const StoredMedian& m : r.benchmark_medians) {
+    Json entry;
+    entry["uri"] = m.uri;
+    entry["median_ns"] = m.median_ns;  // not finite: null, refused on read
+    medians.push_back(std::move(entry));
+  }
+  j["benchmark_medians"] = std::move(medians);
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 namespace {
@@ -46,6 +54,27 @@ uint64_t unsigned_member(const Json& j, const char* name) {
   if (!v.is_number_unsigned())
     throw std::invalid_argument(std::string(name) + " is not an integer >= 0");
   return v.get<uint64_t>();
+}
+
+// "benchmark_medians": an array of {"uri": string, "median_ns": number}.
+std::vector<StoredMedian> read_medians(const Json& j) {
+  std::vector<StoredMedian> out;
+  auto it = j.find("benchmark_medians");
+  if (it == j.end()) return out;
+  if (!it->is_array())
+    throw std::invalid_argument("benchmark_medians is not an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& entry = (*it)[i];
+    const std::string where = "benchmark_medians[" + std::to_string(i) + "]";
+    if (!entry.is_object() || !entry.contains("uri") ||
+        !entry["uri"].is_string() || !entry.contains("median_ns") ||
+        !entry["median_ns"].is_number())
+      throw std::invalid_argument(
+          where + " is not {\"uri\": string, \"median_ns\": number}");
+    out.push_back(
+        {entry["uri"].get<std::string>(), entry["median_ns"].get<double>()});
+  }
+  return out;
 }
 
 StoreRecord read_record(const Json& j) {
@@ -75,6 +104,7 @@ StoreRecord read_record(const Json& j) {
   r.folder_bytes = unsigned_member(j, "folder_bytes");
   r.benchmarks = j.at("benchmarks").get<std::vector<std::string>>();
   r.runner_version = j.at("runner_version").get<std::string>();
+  r.benchmark_medians = read_medians(j);
   return r;
 }
 

@@ -16,6 +16,13 @@ namespace runner::format {
 
 inline constexpr int kStoreRecordVersion = 1;
 
+// One benchmark's median time per iteration in a stored run.
+struct StoredMedian {
+  std::string uri;
+  double median_ns = 0;
+  bool operator==(const StoredMedian&) const = default;
+};
+
 struct StoreRecord {
   int version = kStoreRecordVersion;
   std::string owner;
@@ -38,6 +45,12 @@ struct StoreRecord {
   uint64_t folder_bytes = 0;
   std::vector<std::string> benchmarks;  // URIs of results/*.json
   std::string runner_version;
+  // "benchmark_medians": per benchmark of results/*.json, its median time
+  // per iteration (format::median_per_iteration_ns), by URI; the between-run
+  // noise of `compare --store` comes from those of the branch's last runs.
+  // Absent in records of older runners (empty); older runners ignore it.
+  // Only typed here: whoever reads the history checks the values.
+  std::vector<StoredMedian> benchmark_medians;
 };
 
 std::string write_store_record(const StoreRecord& record);

@@ -1,6 +1,7 @@
 #include "format/walltime_results.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -196,6 +197,43 @@ base::Result<WalltimeResults> read_walltime_results(std::string_view text) {
   for (const auto& b : doc["benchmarks"]) {
     if (auto st = check_benchmark(b); !st) return std::move(st.error());
     out.benchmarks.push_back(read_benchmark(b));
+  }
+  return out;
+}
+
+namespace {
+
+// The median of `values` (mean of the middle two); 0 when empty.
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + mid);
+  return (lower + upper) / 2;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> median_per_iteration_ns(
+    std::span<const BenchmarkResult> results) {
+  std::map<std::string, std::vector<const BenchmarkResult*>> by_uri;
+  for (const BenchmarkResult& r : results) by_uri[r.uri].push_back(&r);
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [uri, entries] : by_uri) {
+    std::vector<double> times, medians;
+    bool rounds = true;
+    for (const BenchmarkResult* r : entries) {
+      rounds = rounds && !r->times_per_round_ns.empty() &&
+               r->times_per_round_ns.size() == r->iters_per_round.size();
+      medians.push_back(r->stats.median_ns);
+      for (size_t i = 0; rounds && i < r->times_per_round_ns.size(); ++i)
+        if (r->iters_per_round[i] > 0)
+          times.push_back(static_cast<double>(r->times_per_round_ns[i]) /
+                          static_cast<double>(r->iters_per_round[i]));
+    }
+    out.emplace_back(uri, median_of(rounds ? times : medians));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/base.hpp"
@@ -58,6 +59,14 @@ struct WalltimeResults {
   std::vector<BenchmarkResult> benchmarks;
   bool operator==(const WalltimeResults&) const = default;
 };
+
+// Per URI of `results`, the median time per iteration in ns as `runner
+// compare` estimates it for one run: the median of the per-iteration times
+// of the round arrays of every entry of that URI when they all have them,
+// else the median of their summary medians (ExecutionTimestamps markers
+// are not read here). Sorted by URI.
+std::vector<std::pair<std::string, double>> median_per_iteration_ns(
+    std::span<const BenchmarkResult> results);
 
 // The pretty-printed document (2 spaces, trailing newline), members in the
 // schema's order. Invalid UTF-8 in a name is replaced, not thrown.

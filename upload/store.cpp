@@ -11,8 +11,10 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -104,13 +106,13 @@ std::string iso_time(uint64_t unix_ms) {
   return out;
 }
 
-// The URIs of the benchmarks in the folder's results/*.json (unreadable
-// files are skipped: the record only lists them).
-std::vector<std::string> benchmark_uris(const std::string& folder) {
+// The entries of the folder's results/*.json (unreadable files are
+// skipped: the record only lists them).
+std::vector<format::BenchmarkResult> folder_results(const std::string& folder) {
   const std::string dir = format::ProfileLayout(folder).results_dir();
-  std::vector<std::string> uris;
+  std::vector<format::BenchmarkResult> out;
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return uris;
+  if (d == nullptr) return out;
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0)
@@ -121,12 +123,23 @@ std::vector<std::string> benchmark_uris(const std::string& folder) {
     if (!text) continue;
     auto results = format::read_walltime_results(*text);
     if (!results) continue;
-    for (const auto& b : results->benchmarks) uris.push_back(b.uri);
+    for (auto& b : results->benchmarks) out.push_back(std::move(b));
   }
   ::closedir(d);
-  std::sort(uris.begin(), uris.end());
-  uris.erase(std::unique(uris.begin(), uris.end()), uris.end());
-  return uris;
+  return out;
+}
+
+// The record's benchmarks and their medians (none when there are more than
+// kMaxRecordMedians, as no reader would take them).
+void describe_benchmarks(const std::string& folder, format::StoreRecord& r) {
+  const auto results = folder_results(folder);
+  for (const auto& [uri, median] : format::median_per_iteration_ns(results)) {
+    r.benchmarks.push_back(uri);
+    if (std::isfinite(median) && median > 0)
+      r.benchmark_medians.push_back({uri, median});
+  }
+  if (r.benchmark_medians.size() > kMaxRecordMedians)
+    r.benchmark_medians.clear();
 }
 
 format::StoreRecord record_of(const RunFacts& facts, const RunPlace& place,
@@ -233,7 +246,7 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   record.archive_bytes = archive->size;
   record.archive_sha256 = digest->sha256_hex;
   record.folder_bytes = archive->folder_bytes;
-  record.benchmarks = benchmark_uris(folder);
+  describe_benchmarks(folder, record);
   log << "storing " << archive->size << " bytes as s3://" << location.bucket
       << "/" << record.archive_key << "\n";
   if (auto put = client.put_object(location.bucket, record.archive_key,
@@ -358,6 +371,57 @@ base::Result<StoredRun> find_newest_run(S3Client& client,
                                : "") +
         ")";
   return base::Error(why, ENOENT);
+}
+
+std::string medians_problem(const format::StoreRecord& record) {
+  const auto& medians = record.benchmark_medians;
+  if (medians.size() > kMaxRecordMedians)
+    return std::to_string(medians.size()) + " medians, more than " +
+           std::to_string(kMaxRecordMedians);
+  std::set<std::string_view> seen;
+  for (const format::StoredMedian& m : medians) {
+    if (!seen.insert(m.uri).second)
+      return "the benchmark " + shown(m.uri) + " has two medians";
+    if (!std::isfinite(m.median_ns) || !(m.median_ns > 0) ||
+        m.median_ns > kMaxMedianNs) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", m.median_ns);
+      return "the median of " + shown(m.uri) +
+             " is not a time per iteration (" + value + " ns)";
+    }
+  }
+  return {};
+}
+
+base::Result<BaseHistory> find_base_history(
+    S3Client& client, const S3Location& location, const RunFacts& facts,
+    const std::string& branch, size_t max_runs, std::ostream& log) {
+  const std::string prefix = refs_prefix(location, facts, branch);
+  auto objects = client.list(location.bucket, prefix);
+  if (!objects) return objects.error();
+  BaseHistory history;
+  size_t read = 0;
+  for (const std::string& key : record_keys(*objects, prefix)) {
+    if (history.runs == max_runs || read == kMaxBaseCandidates) break;
+    ++read;
+    auto run = read_base_run(client, location, facts, branch, key);
+    std::string problem;
+    if (!run && store_unreachable(run.error())) return run.error();
+    if (!run)
+      problem = run.error().what();
+    else
+      problem = medians_problem(run->record);
+    if (!problem.empty()) {
+      log << "warning: history: s3://" << location.bucket << "/"
+          << printable(key) << " skipped: " << printable(problem) << "\n";
+      continue;
+    }
+    if (run->record.benchmark_medians.empty()) continue;  // older runner
+    ++history.runs;
+    for (const format::StoredMedian& m : run->record.benchmark_medians)
+      history.medians_ns[m.uri].push_back(m.median_ns);
+  }
+  return history;
 }
 
 std::string default_store_cache(const Environment& env) {

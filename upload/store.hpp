@@ -22,10 +22,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/base.hpp"
 #include "format/format.hpp"
@@ -97,6 +99,38 @@ base::Result<StoredRun> find_newest_run(S3Client& client,
                                         const std::string& branch,
                                         std::ostream& log);
 
+// What a record's benchmark_medians may hold to count in the history: at
+// most this many entries, each URI once, each a finite time per iteration
+// above 0 and at most kMaxMedianNs (1000 s).
+inline constexpr size_t kMaxRecordMedians = 10000;
+inline constexpr double kMaxMedianNs = 1e12;
+// Runs of the base branch whose spread `compare --store` uses by default.
+inline constexpr size_t kHistoryRuns = 10;
+
+// The between-run noise of the branch: per benchmark URI, the median time
+// per iteration of each of the last runs that recorded them.
+struct BaseHistory {
+  std::map<std::string, std::vector<double>> medians_ns;
+  size_t runs = 0;  // records used
+};
+
+// Why a record's benchmark_medians cannot count (empty when they can):
+// too many, a URI twice, a value that is not a time (NaN, infinite, 0 or
+// less, above kMaxMedianNs).
+std::string medians_problem(const format::StoreRecord& record);
+
+// The medians of the newest `max_runs` records of pushes to `branch` that
+// have them, newest first, with the validation of find_newest_run (at most
+// kMaxBaseCandidates records read): a record that cannot be read, is not a
+// base, or whose medians have a problem (medians_problem) is skipped with a
+// warning on `log`; records of older runners (no medians) are passed over.
+// An error only when the store does not answer.
+base::Result<BaseHistory> find_base_history(S3Client& client,
+                                            const S3Location& location,
+                                            const RunFacts& facts,
+                                            const std::string& branch,
+                                            size_t max_runs, std::ostream& log);
+
 // What a fetched run may take on disk, whatever its record says: at most
 // max_bytes of files and max_entries files and folders, and at most
 // kMaxUnpackRatio times the archive's size (but always kRatioFloor).
@@ -137,6 +171,12 @@ struct StoreBaseQuery {
 
 struct StoreBase {
   std::string folder;  // the run, unpacked in default_store_cache
+  // The branch's between-run noise (find_base_history with kHistoryRuns);
+  // empty when the store has none, and history_description then "".
+  BaseHistory history;
+  // "10 stored runs of pushes to 'main' in s3://<bucket>/<prefix>",
+  // printable.
+  std::string history_description;
   // "run <id> of a push to '<branch>' (commit <sha>, stored <time>) from
   // s3://<bucket>/<record key>", printable.
   std::string description;

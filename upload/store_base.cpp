@@ -22,6 +22,27 @@ std::string describe(const StoredRun& run, const std::string& branch,
          location.bucket + "/" + printable(run.record_key);
 }
 
+// The branch's history into `base` (a store that stops answering: a
+// warning, no history).
+void add_history(StoreBase& base, S3Client& client, const S3Location& location,
+                 const RunFacts& facts, const std::string& branch,
+                 std::ostream& log) {
+  auto history =
+      find_base_history(client, location, facts, branch, kHistoryRuns, log);
+  if (!history) {
+    log << "warning: history of '" << printable(branch)
+        << "' not read: " << printable(history.error().what()) << "\n";
+    return;
+  }
+  if (history->runs == 0) return;
+  base.history = std::move(*history);
+  base.history_description = std::to_string(base.history.runs) + " stored run" +
+                             (base.history.runs == 1 ? "" : "s") +
+                             " of pushes to '" + printable(branch) +
+                             "' in s3://" + location.bucket + "/" +
+                             printable(location.prefix);
+}
+
 }  // namespace
 
 base::Result<StoreBase> fetch_store_base(
@@ -42,6 +63,7 @@ base::Result<StoreBase> fetch_store_base(
   if (!run) return run.error();
   StoreBase base;
   base.description = describe(*run, branch, *location);
+  add_history(base, *client, *location, *facts, branch, log);
   if (found) found(base.description);
   auto folder = fetch_run(*client, *location, *run, default_store_cache(env),
                           store_limits_from_environment(env), log);

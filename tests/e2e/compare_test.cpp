@@ -370,6 +370,50 @@ TEST_SUITE("e2e") {
     }
   }
 
+  // Three runs per side whose rounds are within 1% but whose medians are
+  // 5-10% apart from run to run: pooling the rounds said "+9.5%, a
+  // regression"; the runs (the unit of replication) cannot tell.
+  TEST_CASE("pooled runs that differ from run to run are not a regression") {
+    TempDir dir;
+    std::vector<std::string> bases, heads;
+    const double base_ns[] = {1000, 1050, 1100}, head_ns[] = {1100, 1150, 1210};
+    for (int run = 0; run < 3; ++run) {
+      bases.push_back(write_results(
+          dir.file("base" + std::to_string(run)),
+          {with_rounds("fib", round_times(base_ns[run], 20, 10 * run))}));
+      heads.push_back(write_results(
+          dir.file("head" + std::to_string(run)),
+          {with_rounds("fib", round_times(head_ns[run], 20, 10 * run + 5))}));
+    }
+    auto report = compare_json(bases[0], heads[0], 0,
+                               {"--base", bases[1], "--base", bases[2],
+                                "--head", heads[1], "--head", heads[2]});
+    REQUIRE(report["benchmarks"].size() == 1);
+    const json& b = report["benchmarks"][0];
+    INFO(b.dump());
+    CHECK(b["verdict"] == "inconclusive");
+    CHECK(b["noise"] == "runs");
+    CHECK(b["runs"]["base_runs"] == 3);
+    CHECK(b["runs"]["head_runs"] == 3);
+    CHECK(b["ci_low"].get<double>() < 0);
+    CHECK(b["ci_low"] == b["runs"]["ci_low"]);
+    CHECK(b["reason"].get<std::string>().find("(spread between 3 + 3 runs)") !=
+          std::string::npos);
+    // One run per side: the rounds alone decide, and the report says once
+    // that the run-to-run noise is not known.
+    auto single = compare_json(bases[0], heads[0], 1);
+    CHECK(single["benchmarks"][0]["verdict"] == "regression");
+    CHECK(single["benchmarks"][0]["noise"] == "not-estimated");
+    CHECK(single["benchmarks"][0]["runs"].is_null());
+    auto text = run_compare({bases[0], heads[0]});
+    const std::string said =
+        "run-to-run noise not estimated (one run per side and no store "
+        "history)";
+    const size_t at = text.out.find(said);
+    CHECK(at != std::string::npos);
+    CHECK(text.out.find(said, at + 1) == std::string::npos);
+  }
+
   TEST_CASE("bad input: exit 2 with one line naming the problem") {
     TempDir dir;
     auto good = write_results(dir.file("good"),

@@ -307,6 +307,138 @@ TEST_SUITE("e2e") {
     }
   }
 
+  // One run per side: the between-run noise comes from main's last stored
+  // runs. With one stored run it is not estimated (said once) and +8% with
+  // tight rounds is a regression; with five runs 5-15% apart the interval
+  // widens and the same head is inconclusive. Hostile records under
+  // refs/main/ (a negative, a huge, a NaN median, too many medians, one
+  // URI twice) are skipped from the history with a warning.
+  TEST_CASE("the base branch's stored runs give the between-run noise") {
+    TempDir dir;
+    RUNNER_WITH_S3RVER(server, dir) {
+      const auto push = github_env(*server, dir, false);
+      const auto pr = github_env(*server, dir, true);
+      write_folder(dir.file("head"), 1080);
+      const std::vector<double> mains{1100, 950, 1050, 1150, 1000};
+      for (size_t i = 0; i < mains.size(); ++i) {
+        const std::string folder = dir.file("main" + std::to_string(i));
+        write_folder(folder, mains[i]);
+        auto up = run_runner({"upload", "--store", kStore, folder}, push);
+        REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+        if (i != 0) continue;
+        // The record carries the run's median per iteration.
+        const auto records =
+            stored_keys(dir.file("s3"), "ci/acme/widgets/refs/main/");
+        REQUIRE(records.size() == 1);
+        auto record = format::read_store_record(file_text(
+            dir.file("s3") + "/bench/" + records[0] + "._S3rver_object"));
+        REQUIRE_MESSAGE(record, record.error().message());
+        REQUIRE(record->benchmark_medians.size() == 1);
+        CHECK(record->benchmark_medians[0].uri == "bench.cpp::fib");
+        CHECK(record->benchmark_medians[0].median_ns ==
+              doctest::Approx(1100 * 1.004).epsilon(0.003));
+
+        auto alone = run_runner({"compare", "--store", kStore, dir.file("head"),
+                                 "--out", dir.file("one")},
+                                pr);
+        INFO(alone.out, alone.err);
+        CHECK(alone.exit_code == 0);  // 1080 against 1100: -2%, unchanged
+        CHECK(has(alone.out,
+                  "run-to-run noise not estimated (one run per side and no "
+                  "store history)"));
+        auto report = format::read_compare_report(
+            file_text(dir.file("one/compare.json")));
+        REQUIRE_MESSAGE(report, report.error().message());
+        REQUIRE(report->benchmarks.size() == 1);
+        CHECK(report->benchmarks[0].noise ==
+              format::NoiseSource::kNotEstimated);
+        CHECK(!report->benchmarks[0].runs);
+      }
+      // Without the history, +8% against the newest run (1000) is a
+      // confident regression: its rounds are within 1%.
+      auto rounds_only =
+          run_runner({"compare", dir.file("main4"), dir.file("head"), "--out",
+                      dir.file("plain"), "--format", "json"},
+                     pr);
+      CHECK(rounds_only.exit_code == 1);
+      auto plain = format::read_compare_report(
+          file_text(dir.file("plain/compare.json")));
+      REQUIRE_MESSAGE(plain, plain.error().message());
+      REQUIRE(plain->benchmarks.size() == 1);
+      CHECK(plain->benchmarks[0].verdict == format::Verdict::kRegression);
+
+      upload::S3Client client = store_client(server->endpoint());
+      const std::vector<std::function<void(format::StoreRecord&)>> hostile{
+          [](format::StoreRecord& r) {
+            r.benchmark_medians = {{"bench.cpp::fib", -5}};
+          },
+          [](format::StoreRecord& r) {
+            r.benchmark_medians = {{"bench.cpp::fib", 1e300}};
+          },
+          [](format::StoreRecord& r) {
+            r.benchmark_medians = {{"bench.cpp::fib", NAN}};
+          },
+          [](format::StoreRecord& r) {
+            r.benchmark_medians = {{"bench.cpp::fib", 1000},
+                                   {"bench.cpp::fib", 1e9}};
+          },
+          [](format::StoreRecord& r) {
+            for (int i = 0; i < 12000; ++i)
+              r.benchmark_medians.push_back({"b" + std::to_string(i), 1e6});
+          }};
+      for (size_t i = 0; i < hostile.size(); ++i)
+        plant_run(client, dir.file("main4"),
+                  "20990101T00000000" + std::to_string(i) + "Z-0000000" +
+                      std::to_string(i),
+                  hostile[i]);
+
+      auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
+                             "--out", dir.file("out")},
+                            pr);
+      INFO(cmp.out, cmp.err);
+      CHECK(cmp.exit_code == 0);
+      CHECK(has(cmp.err,
+                "-00000000.json skipped: the median of bench.cpp::fib "
+                "is not a time per iteration (-5 ns)"));
+      CHECK(has(cmp.err,
+                "-00000001.json skipped: the median of bench.cpp::fib "
+                "is not a time per iteration (1e+300 ns)"));
+      CHECK(has(cmp.err,
+                "-00000002.json skipped: store record: "
+                "benchmark_medians[0] is not"));
+      CHECK(has(cmp.err,
+                "-00000003.json skipped: the benchmark "
+                "bench.cpp::fib has two medians"));
+      CHECK(has(cmp.err,
+                "-00000004.json skipped: 12000 medians, more than "
+                "10000"));
+      CHECK(has(cmp.out,
+                "run-to-run noise from the store's history: 5 stored "
+                "runs of pushes to 'main' in s3://bench/ci"));
+      CHECK(!has(cmp.out, "not estimated"));
+      auto report =
+          format::read_compare_report(file_text(dir.file("out/compare.json")));
+      REQUIRE_MESSAGE(report, report.error().message());
+      REQUIRE(report->benchmarks.size() == 1);
+      const format::BenchmarkComparison& b = report->benchmarks[0];
+      CHECK(report->history.find("5 stored runs") != std::string::npos);
+      CHECK(b.noise == format::NoiseSource::kHistory);
+      REQUIRE(b.runs);
+      CHECK(b.runs->history_runs == 5);
+      CHECK(b.runs->log_stdev > 0.05);
+      REQUIRE(b.ci_low);
+      REQUIRE(b.ci_high);
+      REQUIRE(plain->benchmarks[0].ci_low);
+      CHECK(*b.ci_high - *b.ci_low >
+            5 * (*plain->benchmarks[0].ci_high - *plain->benchmarks[0].ci_low));
+      CHECK(*b.ci_low < 0);
+      CHECK(b.verdict == format::Verdict::kInconclusive);
+      CHECK(has(b.reason,
+                "run-to-run spread of 5 stored runs of the base "
+                "branch"));
+    }
+  }
+
   TEST_CASE("no stored run of the base branch: exit 2 naming it") {
     TempDir dir;
     RUNNER_WITH_S3RVER(server, dir) {

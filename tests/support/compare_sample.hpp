@@ -86,6 +86,18 @@ inline format::CompareReport sample_compare_report() {
   r.benchmarks[2].top_functions = {{"fib(int)", 0.91, 0.915}};
   r.benchmarks[2].diff_flamegraph = "fib_20.diff.svg";
 
+  // The run-to-run noise: the runs decided, the rounds did, not estimated,
+  // the store's history decided (base runs, head runs, history runs, log
+  // stdev, change, ci_low, ci_high, p).
+  using N = format::NoiseSource;
+  r.benchmarks[0].noise = N::kRuns;
+  r.benchmarks[0].runs = {2, 1, 0, 0.0114, 0.102, 0.091, 0.113, 0.0004};
+  r.benchmarks[1].noise = N::kNotEstimated;
+  r.benchmarks[2].noise = N::kRounds;
+  r.benchmarks[2].runs = {2, 1, 0, 0.0031, 0.009, 0.001, 0.017, 0.08};
+  r.benchmarks[3].noise = N::kHistory;
+  r.benchmarks[3].runs = {1, 1, 10, 0.0042, 0.003, -0.012, 0.018, 0.006};
+  r.history = "10 stored runs of pushes to 'main' in s3://bench/ci";
   r.base = {{"runner-profile.base-1", "runner-profile.base-2"}, "", 5};
   r.head = {{"runner-profile.head"}, "", 5};
   r.added = {{"bench_new.cpp::new_bench", "new_bench"}};
