@@ -629,6 +629,14 @@ std::string md_test(const BenchmarkComparison& b,
   return out + "\n";
 }
 
+std::string decided_by(format::NoiseSource noise) {
+  if (noise == format::NoiseSource::kRounds)
+    return "the rounds' interval is wider and decided";
+  if (noise == format::NoiseSource::kHistory)
+    return "the stored runs' spread decided";
+  return "the runs decided";
+}
+
 // The run-level estimate: "- runs: 3 + 3, spread 4.1% (log stdev), run
 // level +9.5% [-1.1%, +19.7%], p = 0.071; the runs decided".
 std::string md_runs(const BenchmarkComparison& b) {
@@ -642,11 +650,7 @@ std::string md_runs(const BenchmarkComparison& b) {
   out += ", spread " + printf_string("%.1f%%", r.log_stdev * 100) +
          " (stdev of log time), run level " + format_percent(r.change) + " [" +
          format_percent(r.ci_low) + ", " + format_percent(r.ci_high) +
-         "], p = " + format_p(r.p_value) + "; " +
-         (b.noise == format::NoiseSource::kRounds ? "the rounds' interval is "
-                                                    "wider and decided"
-                                                  : "the runs decided") +
-         "\n";
+         "], p = " + format_p(r.p_value) + "; " + decided_by(b.noise) + "\n";
   return out;
 }
 
@@ -692,6 +696,8 @@ std::string md_benchmarks(const CompareReport& report) {
       "; head: " + md_side_description(report.head) + "; " +
       format_plain_percent(s.confidence) + " confidence intervals; at least " +
       std::to_string(s.min_rounds) + " rounds per side.\n\n";
+  if (any_history(report))
+    body += md_text(kNoiseFromHistory) + md_code(report.history) + ".\n\n";
   for (const BenchmarkComparison& b : report.benchmarks)
     body += md_benchmark(b, s);
   return md_details("Details: table, tests, p-values, rounds, top functions",
@@ -774,8 +780,6 @@ std::string render_markdown(const CompareReport& report) {
     out += "No benchmark on both sides.\n";
   else
     out += md_lines(report);
-  if (any_history(report))
-    out += "\n" + md_text(kNoiseFromHistory) + md_code(report.history) + "\n";
   if (any_noise_unknown(report)) out += "\n" + md_text(kNoiseUnknown) + ".\n";
   return out + md_benchmarks(report) + md_refs(report) + md_noise(report) +
          md_warnings(report);

@@ -68,7 +68,8 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
   const auto doc = nlohmann::ordered_json::parse(text);
   using V = std::vector<std::string>;
   CHECK(keys(doc) == V{"verdict", "base", "head", "settings", "summary",
-                       "benchmarks", "added", "removed", "noise", "warnings"});
+                       "benchmarks", "added", "removed", "noise", "history",
+                       "warnings"});
   CHECK(keys(doc["head"]) == V{"folders", "command", "benchmarks"});
   CHECK(doc["head"]["command"].is_null());
   CHECK(keys(doc["settings"]) == V{"alpha", "threshold", "confidence",
@@ -81,8 +82,16 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
   const auto& first = doc["benchmarks"][0];
   CHECK(keys(first) == V{"uri", "name", "verdict", "reason", "change", "ci_low",
                          "ci_high", "p_value", "p_value_raw", "test",
-                         "detectable_change", "base", "head", "top_functions",
-                         "diff_flamegraph"});
+                         "detectable_change", "noise", "runs", "base", "head",
+                         "top_functions", "diff_flamegraph"});
+  CHECK(first["noise"] == "runs");
+  CHECK(keys(first["runs"]) == V{"base_runs", "head_runs", "history_runs",
+                                 "log_stdev", "change", "ci_low", "ci_high",
+                                 "p_value"});
+  CHECK(doc["benchmarks"][1]["noise"] == "not-estimated");
+  CHECK(doc["benchmarks"][1]["runs"].is_null());
+  CHECK(doc["benchmarks"][3]["noise"] == "history");
+  CHECK(doc["benchmarks"][3]["runs"]["history_runs"] == 10);
   CHECK(keys(first["base"]) == V{"median_ns", "q1_ns", "mean_ns", "stdev_ns",
                                  "rounds", "folders", "source"});
   CHECK(keys(first["top_functions"][0]) ==
@@ -192,6 +201,13 @@ TEST_CASE("compare.json: malformed documents name the member") {
         })) ==
         "compare.json: benchmarks[0].top_functions[1]: head_share is "
         "missing");
+  CHECK(
+      error_of(edited([](auto& d) { d["benchmarks"][0]["noise"] = "loud"; })) ==
+      "compare.json: benchmarks[0]: noise 'loud' is not one of "
+      "rounds, runs, history, not-estimated");
+  CHECK(error_of(edited([](auto& d) {
+          d["benchmarks"][0]["runs"].erase("log_stdev");
+        })) == "compare.json: benchmarks[0].runs: log_stdev is missing");
   CHECK(error_of(edited([](auto& d) { d["added"][0]["uri"] = nullptr; })) ==
         "compare.json: added[0]: uri is not a string");
   CHECK(error_of(edited([](auto& d) { d["noise"][1]["side"] = "middle"; })) ==

@@ -1,4 +1,9 @@
 // format/store_record: a run's record in the shared store.
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "format/format.hpp"
@@ -107,4 +112,44 @@ TEST_CASE("a record nested deeper than 128 levels is refused") {
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message() ==
         "store record: nested deeper than 128 levels");
+}
+
+TEST_CASE("a store record carries each benchmark's median, optionally") {
+  StoreRecord r = sample();
+  r.benchmark_medians = {{"a.cpp::x", 1234.5}, {"b.cpp::y", 6e6}};
+  const std::string text = write_store_record(r);
+  auto back = read_store_record(text);
+  REQUIRE_MESSAGE(back, back.error().message());
+  CHECK(back->benchmark_medians == r.benchmark_medians);
+  // An older runner's record has none.
+  std::string older = text;
+  older.erase(older.find(",\n  \"benchmark_medians\""));
+  older += "\n}\n";
+  auto old_back = read_store_record(older);
+  REQUIRE_MESSAGE(old_back, old_back.error().message());
+  CHECK(old_back->benchmark_medians.empty());
+  // A NaN is written as null and refused when read, naming the entry.
+  r.benchmark_medians = {{"a.cpp::x", NAN}};
+  auto refused = read_store_record(write_store_record(r));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message().find("benchmark_medians[0] is not") !=
+        std::string::npos);
+}
+
+TEST_CASE("the median per iteration of a run, as compare estimates it") {
+  BenchmarkResult rounds;
+  rounds.uri = "b::rounds";
+  rounds.times_per_round_ns = {300, 100, 200, 1000};
+  rounds.iters_per_round = {1, 1, 1, 2};  // 300, 100, 200, 500 per iteration
+  BenchmarkResult more = rounds;  // a second entry of the same URI pools
+  more.times_per_round_ns = {400};
+  more.iters_per_round = {1};
+  BenchmarkResult summary;
+  summary.uri = "a::summary";
+  summary.stats.median_ns = 42;
+  const std::vector<BenchmarkResult> all{rounds, more, summary};
+  const auto medians = median_per_iteration_ns(all);
+  REQUIRE(medians.size() == 2);
+  CHECK(medians[0] == std::pair<std::string, double>{"a::summary", 42});
+  CHECK(medians[1] == std::pair<std::string, double>{"b::rounds", 300});
 }
