@@ -283,9 +283,16 @@ std::string p_comparison(double p, const CompareSettings& settings) {
 // stored runs of the base branch)"; "" for the rounds'.
 std::string noise_words(const BenchmarkComparison& b) {
   if (!b.runs) return "";
+  const uint64_t base_runs = b.runs->base_runs, head_runs = b.runs->head_runs;
+  if (b.noise == format::NoiseSource::kRuns &&
+      (base_runs == 1 || head_runs == 1))
+    return " (spread between " + std::to_string(base_runs) + " + " +
+           std::to_string(head_runs) + " runs, the " +
+           std::string(base_runs == 1 ? "head" : "base") +
+           " runs' spread standing for both sides)";
   if (b.noise == format::NoiseSource::kRuns)
-    return " (spread between " + std::to_string(b.runs->base_runs) + " + " +
-           std::to_string(b.runs->head_runs) + " runs)";
+    return " (spread between " + std::to_string(base_runs) + " + " +
+           std::to_string(head_runs) + " runs)";
   if (b.noise == format::NoiseSource::kHistory)
     return " (run-to-run spread of " + std::to_string(b.runs->history_runs) +
            " stored runs of the base branch)";

@@ -171,6 +171,16 @@ TEST_SUITE("compare") {
     CHECK(c.reason.find("more runs per side") != std::string::npos);
   }
 
+  TEST_CASE("runs: one run against three takes the three runs' spread") {
+    const auto c = decided(
+        compare_benchmark(runs_of({1000, 1050, 1100}), runs_of({1150}), {}));
+    INFO(c.reason);
+    CHECK(c.noise == NoiseSource::kRuns);
+    CHECK(c.verdict == Verdict::kInconclusive);
+    CHECK(c.reason.find("(spread between 3 + 1 runs, the base runs' spread "
+                        "standing for both sides)") != std::string::npos);
+  }
+
   TEST_CASE("runs: quiet runs leave the rounds' interval deciding") {
     // Runs 0.001% apart, rounds 0.1% apart: the rounds' interval is wider.
     const auto c =
