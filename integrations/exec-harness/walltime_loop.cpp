@@ -180,6 +180,35 @@ base::Result<LoopOutcome> run_loop(
   return outcome;
 }
 
+base::Result<bool> prepare_interleaved(
+    std::vector<format::ExecTarget>& targets) {
+  const auto marked = std::count_if(targets.begin(), targets.end(),
+                                    [](const auto& t) { return t.interleave; });
+  if (marked == 0) return false;
+  if (targets.size() != 2 || marked != 2)
+    return base::Error(
+        "interleaving alternates exactly two benchmarks, A and B (" +
+        std::to_string(targets.size()) + " given" +
+        (targets.size() == 2 ? ", one not marked \"interleave\"" : "") + ")");
+  if (!(targets[0].walltime == targets[1].walltime))
+    return base::Error(
+        "interleaved benchmarks run in one loop: give both the same "
+        "walltime options");
+  auto name_of = [](const format::ExecTarget& t) {
+    if (t.name) return *t.name;
+    std::string joined;
+    for (const auto& word : t.command)
+      joined += (joined.empty() ? "" : " ") + word;
+    return joined;
+  };
+  const std::string a = name_of(targets[0]), b = name_of(targets[1]);
+  if (a == b) {
+    targets[0].name = a + " (A)";
+    targets[1].name = b + " (B)";
+  }
+  return true;
+}
+
 Side first_side_of_pair(uint64_t pair) {
   return pair % 2 == 0 ? Side::kA : Side::kB;
 }

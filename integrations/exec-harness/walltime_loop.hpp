@@ -98,6 +98,15 @@ struct InterleavedOutcome {
   bool min_above_max = false;
 };
 
+// Whether `targets` ask for the interleaved mode (a target with
+// "interleave"), checked: then there are exactly two targets, both marked,
+// with equal walltime options (one loop runs both). Two equal names
+// (default: the command joined by spaces) become "NAME (A)" and "NAME (B)",
+// so that each benchmark keeps a URI of its own. The errors say what to
+// change.
+base::Result<bool> prepare_interleaved(
+    std::vector<format::ExecTarget>& targets);
+
 // One round of `side`; `measured` is false in the warmup.
 using SideRoundFn =
     std::function<base::Result<Round>(Side side, bool measured)>;
