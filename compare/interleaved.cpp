@@ -23,7 +23,8 @@ std::optional<std::vector<std::string>> announced_uris(
   options.max_size = kMaxTimestampsFile;
   auto bytes = base::read_file(layout.execution_timestamps(), options);
   if (!bytes) {
-    if (bytes.error().code() != ENOENT) warnings.push_back(bytes.error().what());
+    if (bytes.error().code() != ENOENT)
+      warnings.push_back(bytes.error().what());
     return std::nullopt;
   }
   std::vector<std::string> notes;
@@ -64,10 +65,9 @@ base::Result<InterleavedPair> load_interleaved(const std::string& folder) {
   if (!loaded) return std::move(loaded).error();
   LoadedSide& side = *loaded;
   if (side.benchmarks.size() != 2)
-    return base::Error(where + ": holds " +
-                       std::to_string(side.benchmarks.size()) +
-                       " benchmarks, not the two of one interleaved run" +
-                       kHowToMake);
+    return base::Error(
+        where + ": holds " + std::to_string(side.benchmarks.size()) +
+        " benchmarks, not the two of one interleaved run" + kHowToMake);
   InterleavedPair pair{std::move(side.benchmarks[0]),
                        std::move(side.benchmarks[1]), std::move(side.warnings)};
   for (const BenchmarkSamples* b : {&pair.base, &pair.head}) {

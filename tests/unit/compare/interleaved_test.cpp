@@ -115,8 +115,8 @@ TEST_CASE("load_interleaved: folders that are not one interleaved run") {
         std::string::npos);
 
   const std::string three = dir.path() + "/three";
-  write_results(three, {rounds_of("a", {1}), rounds_of("b", {2}),
-                        rounds_of("c", {3})});
+  write_results(
+      three, {rounds_of("a", {1}), rounds_of("b", {2}), rounds_of("c", {3})});
   CHECK(load_error(three).find("holds 3 benchmarks, not the two") !=
         std::string::npos);
 
@@ -125,7 +125,8 @@ TEST_CASE("load_interleaved: folders that are not one interleaved run") {
   CHECK(load_error(one).find("holds 1 benchmarks") != std::string::npos);
 
   const std::string sequential = dir.path() + "/sequential";
-  write_results(sequential, {rounds_of("a", {10, 11}), rounds_of("b", {20, 21})});
+  write_results(sequential,
+                {rounds_of("a", {10, 11}), rounds_of("b", {20, 21})});
   write_announced(sequential, {kA, kB});  // one window per benchmark
   const std::string why = load_error(sequential);
   CHECK(why.find("not an interleaved run") != std::string::npos);
