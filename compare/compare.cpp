@@ -295,6 +295,12 @@ int run_interleaved_mode(const CompareOptions& options, std::ostream& out,
   c.name = pair->head.name + " vs " + pair->base.name;
   report.benchmarks.push_back(std::move(c));
   apply_verdicts(report.benchmarks, report.settings);
+  // The pairs of an interleaved run come from runner exec's rounds.
+  std::string& reason = report.benchmarks.front().reason;
+  const std::string pairs_hint = "more pairs (--pairs)";
+  if (auto at = reason.find(pairs_hint); at != std::string::npos)
+    reason.replace(at, pairs_hint.size(),
+                   "more rounds (runner exec --interleave --max-rounds)");
   report.warnings = std::move(pair->warnings);
   std::vector<std::string> errors;
   const std::string out_dir = prepare_out_dir(options, errors);

@@ -201,6 +201,11 @@ TEST_SUITE("e2e") {
       CHECK(c["verdict"] != "regression");
       CHECK(c["verdict"] != "improvement");
       unchanged = c["verdict"] == "unchanged";
+      // The hint names what gives an interleaved run more pairs.
+      if (c["verdict"] == "inconclusive")
+        CHECK(c["reason"].get<std::string>().find(
+                  "more rounds (runner exec --interleave --max-rounds) "
+                  "narrow it") != std::string::npos);
     }
     // Under load the interval can stay wider than the threshold
     // (inconclusive): no false alarm is what is required.
