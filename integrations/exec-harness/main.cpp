@@ -302,11 +302,18 @@ struct Interleaved {
   std::array<std::string, 2> names, uris;
   std::array<RoundFn, 2> rounds;
 
-  void announce(size_t side, const Round& round) {
-    harness.hooks.start_benchmark();
+  // Closes the open window of `side`'s round: its markers, StopBenchmark,
+  // then its URI.
+  void close_window(size_t side, const Round& round) {
     (void)mark_rounds(harness, {round});
     harness.hooks.stop_benchmark();
     harness.hooks.set_executed_benchmark(harness.pid, uris[side]);
+  }
+
+  // A round that ran outside any window, told to the runner afterwards.
+  void announce(size_t side, const Round& round) {
+    harness.hooks.start_benchmark();
+    close_window(side, round);
   }
 
   base::Result<Round> run(Side which, bool measured) {
@@ -317,11 +324,7 @@ struct Interleaved {
       if (measured) harness.hooks.stop_benchmark();
       return std::move(round).error().context("'" + names[side] + "'");
     }
-    if (measured) {
-      (void)mark_rounds(harness, {*round});
-      harness.hooks.stop_benchmark();
-      harness.hooks.set_executed_benchmark(harness.pid, uris[side]);
-    }
+    if (measured) close_window(side, *round);
     return round;
   }
 };
