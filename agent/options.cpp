@@ -309,8 +309,9 @@ void add_exec(CLI::App& app, CommandLine& out) {
                  "Run two commands, COMMAND_A ::: COMMAND_B, alternately round "
                  "by round in ABBA order (A B B A A B ...) in this one run: "
                  "two benchmarks with as many rounds each, round i of A and "
-                 "of B a pair for 'runner compare --interleaved' (without "
-                 "COMMAND: the two benchmarks of runner.yml)");
+                 "of B a pair for 'runner compare --interleaved', COMMAND_A "
+                 "its base (without COMMAND: the two benchmarks of "
+                 "runner.yml)");
   add_profile_options(*exec, out.run);
   exec->add_flag("--upload", out.upload.codspeed, kRunUploadHelp);
   add_destination_options(*exec, out.upload);
