@@ -213,6 +213,38 @@ TEST_SUITE("e2e") {
       MESSAGE("A/A never unchanged in " << kAttempts << " attempts");
   }
 
+  TEST_CASE("runner exec --interleave: runner.yml's two benchmarks") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("runner.yml"),
+        "options:\n  warmup-time: 0s\n  max-rounds: 4\n"
+        "benchmarks:\n  - name: old\n    exec: 'true'\n"
+        "  - name: new\n    exec: 'true 1'\n"));
+    auto r = exec_interleaved(dir, "yml", {}, {}, dir.path());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto ts =
+        read_msgpack_file(dir.file("yml") + "/ExecutionTimestamps.msgpack");
+    std::string announced;
+    for (const auto& entry : ts["uri_by_ts"])
+      announced += entry[1] == "exec_harness::old"   ? 'A'
+                   : entry[1] == "exec_harness::new" ? 'B'
+                                                     : '?';
+    CHECK(announced == "ABBAABBA");
+
+    // Options that differ between the two cannot share one loop.
+    REQUIRE(runner::base::write_file_atomic(
+        dir.file("runner.yml"),
+        "benchmarks:\n  - exec: 'true'\n  - exec: 'true 1'\n"
+        "    options:\n      max-rounds: 3\n"));
+    auto differ = exec_interleaved(dir, "differ", {}, {}, dir.path());
+    CHECK(differ.exit_code == 2);
+    CHECK(differ.err ==
+          "runner exec: interleaved benchmarks run in one loop: give both "
+          "the same walltime options\n");
+  }
+
   TEST_CASE("runner exec --interleave: malformed use is refused") {
     TempDir dir;
     SUBCASE("one command") {
