@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,9 +58,39 @@ base::Result<std::string> find_exec_harness() {
       "PATH; set RUNNER_EXEC_HARNESS)");
 }
 
-// The benchmarks of `runner exec`: the command line's, else runner.yml's.
+constexpr const char* kInterleaveUsage =
+    "usage: runner exec --interleave [OPTIONS] -- COMMAND_A [ARGS...] ::: "
+    "COMMAND_B [ARGS...]";
+
+// --interleave: the command line's COMMAND_A ::: COMMAND_B, two targets
+// with the same options.
+std::optional<int> split_interleaved(const format::ExecTarget& target,
+                                     std::vector<format::ExecTarget>& out) {
+  const auto& words = target.command;
+  const auto separators = std::count(words.begin(), words.end(), ":::");
+  if (separators != 1)
+    return usage_error(
+        "exec", std::string("--interleave takes two commands separated by "
+                            "':::' (") +
+                    (separators == 0 ? "got one" : "got more than two") + "; " +
+                    kInterleaveUsage + ")");
+  const auto middle = std::find(words.begin(), words.end(), ":::");
+  out = {target, target};
+  out[0].command.assign(words.begin(), middle);
+  out[1].command.assign(middle + 1, words.end());
+  if (out[0].command.empty() || out[1].command.empty())
+    return usage_error("exec",
+                       std::string("--interleave: a command is empty (") +
+                           kInterleaveUsage + ")");
+  return std::nullopt;
+}
+
+// The benchmarks of `runner exec`: the command line's, else runner.yml's
+// (with --interleave, every one marked: two are needed).
 std::optional<int> exec_targets(const format::ExecTarget& target,
                                 std::vector<format::ExecTarget>& out) {
+  if (!target.command.empty() && target.interleave)
+    return split_interleaved(target, out);
   if (!target.command.empty()) {
     out = {target};
     return std::nullopt;
@@ -75,13 +106,17 @@ std::optional<int> exec_targets(const format::ExecTarget& target,
   for (const std::string& warning : (*config)->warnings)
     std::fprintf(stderr, "runner exec: warning: %s\n", warning.c_str());
   out = std::move((*config)->targets);
+  for (auto& t : out) t.interleave = t.interleave || target.interleave;
   return std::nullopt;
 }
 
 // Every command must exist and every option be valid before anything runs
 // or is written.
 std::optional<int> check_exec_targets(
-    const std::vector<format::ExecTarget>& targets) {
+    std::vector<format::ExecTarget>& targets) {
+  if (auto interleaved = exec_harness::prepare_interleaved(targets);
+      !interleaved)
+    return usage_error("exec", interleaved.error().message());
   const char* path = std::getenv("PATH");
   for (const auto& target : targets) {
     if (target.command.empty() || target.command[0].empty())

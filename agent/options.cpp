@@ -305,6 +305,13 @@ void add_exec(CLI::App& app, CommandLine& out) {
   CLI::App* exec =
       add_profiled_command(app, "exec", kExecDescription, Command::kExec, out);
   exec_harness::add_benchmark_options(*exec, out.exec);
+  exec->add_flag("--interleave", out.exec.interleave,
+                 "Run two commands, COMMAND_A ::: COMMAND_B, alternately round "
+                 "by round in ABBA order (A B B A A B ...) in this one run: "
+                 "two benchmarks with as many rounds each, round i of A and "
+                 "of B a pair for 'runner compare --interleaved', COMMAND_A "
+                 "its base (without COMMAND: the two benchmarks of "
+                 "runner.yml)");
   add_profile_options(*exec, out.run);
   exec->add_flag("--upload", out.upload.codspeed, kRunUploadHelp);
   add_destination_options(*exec, out.upload);
@@ -433,6 +440,16 @@ constexpr const char* kCompareFooter =
     "  runner compare --paired --pairs 30 './bench-old --quick' "
     "'./bench-new --quick'\n"
     "\n"
+    "Interleaved mode (--interleaved FOLDER): the folder of one run of "
+    "'runner exec\n--interleave -- COMMAND_A ::: COMMAND_B', whose two "
+    "benchmarks alternated round\nby round in ABBA order under the runner; "
+    "COMMAND_A is the base, COMMAND_B the\nhead, round i of each a pair, "
+    "tested like --paired. Refused unless the folder\nholds exactly these "
+    "two benchmarks with as many rounds each, in ABBA order:\n"
+    "  runner exec --interleave --max-rounds 30 --profile-folder ab -- "
+    "./bench-old ::: ./bench-new\n"
+    "  runner compare --interleaved ab\n"
+    "\n"
     "Exit status: 0 no benchmark regressed, 1 at least one regressed, 3 none "
     "regressed\nand one is inconclusive with --fail-on-inconclusive, 2 bad "
     "input (missing\nfolder, no results, unreadable JSON) or an output that "
@@ -445,7 +462,8 @@ constexpr const char* kCompareFooter =
 void add_compare_sides(CLI::App& sub, CommandLine& out) {
   compare::CompareOptions& options = out.compare;
   sub.add_option("BASE", out.compare_base,
-                 "The base: a profile folder (--paired: a shell command)");
+                 "The base: a profile folder (--paired: a shell command; "
+                 "--interleaved: the one folder)");
   sub.add_option("HEAD", out.compare_head,
                  "The head: a profile folder (--paired: a shell command)");
   sub.add_option("--base", options.base,
@@ -494,6 +512,10 @@ void add_compare_settings(CLI::App& sub, compare::CompareOptions& options) {
   sub.add_flag("--paired", settings.paired,
                "BASE and HEAD are shell commands, timed in ABBA order (see "
                "below)");
+  sub.add_flag("--interleaved", options.interleaved,
+               "BASE is one folder of 'runner exec --interleave': its first "
+               "benchmark (COMMAND_A) is the base, its second (COMMAND_B) the "
+               "head, round i of each a pair (see below)");
   add_parsed_option(sub, "--pairs", options.pairs, pair_count_parser(1), "N",
                     "--paired: measured pairs (default 20)");
   add_parsed_option(sub, "--warmup-pairs", options.warmup_pairs,
@@ -596,10 +618,29 @@ std::optional<int> finish_store_compare(const CLI::App& sub, CommandLine& out) {
   return std::nullopt;
 }
 
+// compare --interleaved FOLDER: the folder is both sides.
+std::optional<int> finish_interleaved_compare(const CLI::App& sub,
+                                              CommandLine& out) {
+  compare::CompareOptions& options = out.compare;
+  if (options.settings.paired || out.compare_store)
+    return usage_error(&sub, std::string("--interleaved and ") +
+                                 (out.compare_store ? "--store" : "--paired") +
+                                 " do not go together");
+  if (out.compare_base.empty() || !out.compare_head.empty() ||
+      !options.base.empty() || !options.head.empty())
+    return usage_error(&sub,
+                       "--interleaved takes one folder, written by 'runner "
+                       "exec --interleave' (usage: runner compare "
+                       "--interleaved FOLDER)");
+  options.base = options.head = {out.compare_base};
+  return std::nullopt;
+}
+
 // BASE and HEAD go first in their side's list; both sides must be given
 // (in paired mode, one command each).
 std::optional<int> finish_compare(const CLI::App& sub, CommandLine& out) {
   compare::CompareOptions& options = out.compare;
+  if (options.interleaved) return finish_interleaved_compare(sub, out);
   if (out.compare_store) return finish_store_compare(sub, out);
   if (!out.compare_base.empty())
     options.base.insert(options.base.begin(), out.compare_base);

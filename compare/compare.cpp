@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/base.hpp"
+#include "compare/interleaved.hpp"
 #include "compare/paired.hpp"
 #include "compare/render.hpp"
 #include "compare/samples.hpp"
@@ -159,6 +160,32 @@ std::string unique_stem(const std::string& name, std::set<std::string>& used) {
   return candidate;
 }
 
+// One benchmark's top functions, and its differential flamegraph when
+// there is a folder to write it in; nothing when a side has no stacks.
+void add_profile(BenchmarkComparison& c,
+                 const std::vector<report::FoldedStack>& base,
+                 const std::vector<report::FoldedStack>& head,
+                 const CompareOptions& options, const std::string& out_dir,
+                 std::set<std::string>& used,
+                 std::vector<std::string>& errors) {
+  if (base.empty() || head.empty()) return;
+  c.top_functions = report::self_share_changes(base, head, options.top);
+  if (out_dir.empty()) return;
+  std::string file =
+      unique_stem(c.name, used) + std::string(Layout::kCompareDiffSuffix);
+  std::string path = out_dir + "/" + file;
+  report::DiffContext context;
+  context.headline = render_headline(c);
+  // The change of time per iteration the verdict speaks of.
+  if (c.change && *c.change > -1) context.time_ratio = 1 + *c.change;
+  auto written = base::write_file_atomic(
+      path, report::render_diff_flamegraph(c.name, base, head, context));
+  if (written)
+    c.diff_flamegraph = file;
+  else
+    errors.push_back(base::write_error(path, written.error()));
+}
+
 // Per benchmark with stacks on both sides: the top functions, and the
 // differential flamegraph when there is a folder to write it in.
 void add_profiles(format::CompareReport& report, const CompareOptions& options,
@@ -170,26 +197,8 @@ void add_profiles(format::CompareReport& report, const CompareOptions& options,
   std::set<std::string> used;
   for (auto& c : report.benchmarks) {
     auto b = base.find(c.uri), h = head.find(c.uri);
-    if (b == base.end() || h == head.end() || b->second.empty() ||
-        h->second.empty())
-      continue;
-    c.top_functions =
-        report::self_share_changes(b->second, h->second, options.top);
-    if (out_dir.empty()) continue;
-    std::string file =
-        unique_stem(c.name, used) + std::string(Layout::kCompareDiffSuffix);
-    std::string path = out_dir + "/" + file;
-    report::DiffContext context;
-    context.headline = render_headline(c);
-    // The change of time per iteration the verdict speaks of.
-    if (c.change && *c.change > -1) context.time_ratio = 1 + *c.change;
-    auto written = base::write_file_atomic(
-        path,
-        report::render_diff_flamegraph(c.name, b->second, h->second, context));
-    if (written)
-      c.diff_flamegraph = file;
-    else
-      errors.push_back(base::write_error(path, written.error()));
+    if (b != base.end() && h != head.end())
+      add_profile(c, b->second, h->second, options, out_dir, used, errors);
   }
 }
 
@@ -267,6 +276,47 @@ int run_paired_mode(const CompareOptions& options, std::ostream& out,
   return finish(*report, options, errors, out, err);
 }
 
+// --interleaved: the two benchmarks of one folder, A (BASE) and B (HEAD),
+// compared pair by pair.
+int run_interleaved_mode(const CompareOptions& options, std::ostream& out,
+                         std::ostream& err) {
+  const std::string& folder = options.head.front();
+  auto pair = load_interleaved(folder);
+  if (!pair) {
+    err << "runner compare: " << pair.error().what() << "\n";
+    return 2;
+  }
+  format::CompareReport report;
+  report.settings = options.settings;
+  report.settings.paired = true;
+  report.base.folders = report.head.folders = {folder};
+  report.base.command = pair->base.name;
+  report.head.command = pair->head.name;
+  report.base.benchmarks = report.head.benchmarks = 1;
+  BenchmarkComparison c =
+      compare_paired(pair->base.samples.times_ns, pair->head.samples.times_ns,
+                     report.settings);
+  c.uri = pair->head.uri;
+  c.name = pair->head.name + " vs " + pair->base.name;
+  report.benchmarks.push_back(std::move(c));
+  apply_verdicts(report.benchmarks, report.settings);
+  // The pairs of an interleaved run come from runner exec's rounds.
+  std::string& reason = report.benchmarks.front().reason;
+  const std::string pairs_hint = "more pairs (--pairs)";
+  if (auto at = reason.find(pairs_hint); at != std::string::npos)
+    reason.replace(at, pairs_hint.size(),
+                   "more rounds (runner exec --interleave --max-rounds)");
+  report.warnings = std::move(pair->warnings);
+  std::vector<std::string> errors;
+  const std::string out_dir = prepare_out_dir(options, errors);
+  StacksByUri stacks = load_stacks({folder}, report.warnings);
+  std::set<std::string> used;
+  add_profile(report.benchmarks.front(), stacks[pair->base.uri],
+              stacks[pair->head.uri], options, out_dir, used, errors);
+  write_outputs(report, out_dir, errors);
+  return finish(report, options, errors, out, err);
+}
+
 }  // namespace
 
 int run_compare(const CompareOptions& options, std::ostream& out,
@@ -277,6 +327,7 @@ int run_compare(const CompareOptions& options, std::ostream& out,
     return 2;
   }
   if (options.settings.paired) return run_paired_mode(options, out, err);
+  if (options.interleaved) return run_interleaved_mode(options, out, err);
   auto base = load_side("base", options.base);
   if (!base) {
     err << "runner compare: " << base.error().what() << "\n";

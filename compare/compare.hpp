@@ -1,7 +1,8 @@
 // compare: `runner compare`, a regression verdict per benchmark between two
 // sides (BASE, HEAD), each one or more profile folders (repeated runs are
 // pooled, and their run-to-run spread reported), or in paired mode two
-// commands timed round by round in ABBA order.
+// commands timed round by round in ABBA order, or in interleaved mode the
+// two benchmarks of one `runner exec --interleave` folder.
 //
 //   samples (samples.hpp): per benchmark URI, the best data of each side:
 //     results JSON round arrays > ExecutionTimestamps markers > summary
@@ -47,6 +48,10 @@ struct CompareOptions {
   // Where the history came from, printable ("10 runs of a push to 'main'
   // from s3://..."); shown once in the report.
   std::string history_description;
+  // The interleaved mode: base and head are the same one folder, written by
+  // `runner exec --interleave`; its first benchmark is the BASE, its second
+  // the HEAD, compared pair by pair (compare/interleaved.hpp).
+  bool interleaved = false;
   // Exit 3 when a benchmark is inconclusive and none regressed.
   bool fail_on_inconclusive = false;
   // When set, called with the finished report before it is printed (the

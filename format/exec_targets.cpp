@@ -85,6 +85,13 @@ base::Result<ExecTarget> read_target(const Json& item) {
   base::Status status = read_string(item, "name", target.name);
   if (status)
     status = read_string(item, "working_directory", target.working_directory);
+  if (const Json* interleave = field(item, "interleave");
+      status && interleave != nullptr) {
+    if (interleave->is_boolean())
+      target.interleave = interleave->get<bool>();
+    else
+      status = base::Error("'interleave' must be true, false or null");
+  }
   const Json* walltime = field(item, "walltime_args");
   if (status && walltime != nullptr)
     status = read_walltime(*walltime, target.walltime);
@@ -115,6 +122,7 @@ std::string write_exec_targets(std::span<const ExecTarget> targets) {
                              {"max_rounds", optional_json(w.max_rounds)},
                              {"min_rounds", optional_json(w.min_rounds)}};
     if (t.working_directory) item["working_directory"] = *t.working_directory;
+    if (t.interleave) item["interleave"] = true;
     list.push_back(std::move(item));
   }
   return list.dump(-1, ' ', false, Json::error_handler_t::replace);

@@ -7,8 +7,10 @@
 //                       "min_time": null, "max_rounds": 5, "min_rounds": null},
 //     "working_directory": "/abs"}]
 // "name" is omitted when unset; "working_directory" (our extension, for
-// runner.yml's working-directory) only when set; unset walltime fields are
-// null. Durations are strings (format_duration), rounds integers.
+// runner.yml's working-directory) only when set; "interleave": true (our
+// extension: the two benchmarks of the document alternate round by round,
+// docs/exec.md) only when set; unset walltime fields are null. Durations are
+// strings (format_duration), rounds integers.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,9 @@ struct ExecTarget {
   std::optional<std::string> name;   // default: the command joined by spaces
   WalltimeOptions walltime;
   std::optional<std::string> working_directory;  // absolute
+  // Alternates with the other benchmark of the document, round by round
+  // (exec-harness's interleaved mode; both targets carry it).
+  bool interleave = false;
   bool operator==(const ExecTarget&) const = default;
 };
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -196,6 +197,20 @@ struct Harness {
   int32_t pid = 0;
 };
 
+// How a target's command is started in every round.
+base::SpawnOptions spawn_options(const Harness& harness,
+                                 const ExecTarget& target) {
+  base::SpawnOptions spawn;
+  spawn.argv = target.command;
+  spawn.env = harness.env;
+  spawn.cwd = target.working_directory.value_or("");
+  // stdin may be our JSON input and stdout would interleave with rounds;
+  // stderr stays inherited so a failing command's message is shown.
+  spawn.stdin_fd = harness.dev_null;
+  spawn.stdout_fd = harness.dev_null;
+  return spawn;
+}
+
 // One round: spawn the command and wait for it, timed from before the
 // spawn; a failing command fails the round.
 RoundFn spawn_round(const base::SpawnOptions& spawn) {
@@ -259,14 +274,7 @@ std::variant<results::BenchmarkResult, Failure> run_target(
   const std::string full_name = target.name.value_or(join(target.command));
   const std::string uri = "exec_harness::" + full_name;
 
-  base::SpawnOptions spawn;
-  spawn.argv = target.command;
-  spawn.env = harness.env;
-  spawn.cwd = target.working_directory.value_or("");
-  // stdin may be our JSON input and stdout would interleave with rounds;
-  // stderr stays inherited so a failing command's message is shown.
-  spawn.stdin_fd = harness.dev_null;
-  spawn.stdout_fd = harness.dev_null;
+  const base::SpawnOptions spawn = spawn_options(harness, target);
   const RoundFn round = spawn_round(spawn);
 
   harness.hooks.start_benchmark();  // before the warmup: warmup is sampled
@@ -282,9 +290,101 @@ std::variant<results::BenchmarkResult, Failure> run_target(
   return make_result(full_name, uri, *outcome, std::move(round_ns));
 }
 
+// The two benchmarks of the interleaved mode (docs/exec.md,
+// "Interleaving"). Each measured round is a benchmark window of its own:
+// StartBenchmark, the round, its RoundStart/RoundEnd markers,
+// StopBenchmark, then CurrentBenchmark with its URI, so that the profile's
+// samples and ExecutionTimestamps' rounds go to the benchmark whose round
+// it was. Every round is preceded by the same FIFO traffic, whichever
+// command it runs; the warmup is not sampled.
+struct Interleaved {
+  Harness& harness;
+  std::array<std::string, 2> names, uris;
+  std::array<RoundFn, 2> rounds;
+
+  // Closes the open window of `side`'s round: its markers, StopBenchmark,
+  // then its URI.
+  void close_window(size_t side, const Round& round) {
+    (void)mark_rounds(harness, {round});
+    harness.hooks.stop_benchmark();
+    harness.hooks.set_executed_benchmark(harness.pid, uris[side]);
+  }
+
+  // A round that ran outside any window, told to the runner afterwards.
+  void announce(size_t side, const Round& round) {
+    harness.hooks.start_benchmark();
+    close_window(side, round);
+  }
+
+  base::Result<Round> run(Side which, bool measured) {
+    const auto side = static_cast<size_t>(which);
+    if (measured) harness.hooks.start_benchmark();
+    auto round = rounds[side]();
+    if (!round) {
+      if (measured) harness.hooks.stop_benchmark();
+      return std::move(round).error().context("'" + names[side] + "'");
+    }
+    if (measured) close_window(side, *round);
+    return round;
+  }
+};
+
+std::vector<uint64_t> durations(const std::vector<Round>& rounds) {
+  std::vector<uint64_t> out;
+  out.reserve(rounds.size());
+  for (const Round& r : rounds) out.push_back(r.end_ns - r.start_ns);
+  return out;
+}
+
+// Runs targets[0] (A) and targets[1] (B) alternately in ABBA order; their
+// two results, A's first, or the failure that ends the harness.
+std::variant<std::vector<results::BenchmarkResult>, Failure>
+run_interleaved_targets(Harness& harness,
+                        const std::vector<ExecTarget>& targets,
+                        const LoopConfig& config) {
+  const std::array<base::SpawnOptions, 2> spawns{
+      spawn_options(harness, targets[0]), spawn_options(harness, targets[1])};
+  Interleaved run{harness, {}, {}, {}};
+  for (size_t i = 0; i < 2; ++i) {
+    run.names[i] = targets[i].name.value_or(join(targets[i].command));
+    run.uris[i] = "exec_harness::" + run.names[i];
+    run.rounds[i] = spawn_round(spawns[i]);
+  }
+  auto outcome = run_interleaved(
+      config,
+      [&run](Side side, bool measured) { return run.run(side, measured); },
+      &client::InstrumentHooks::now);
+  if (!outcome) {
+    return Failure{1, "interleaved benchmarks '" + run.names[0] + "' and '" +
+                          run.names[1] + "' failed: " + outcome.error().what() +
+                          " (no results written)"};
+  }
+  // A single warmup pair reached max_time: it is the measured pair, told to
+  // the runner now (unsampled).
+  if (outcome->single_warmup_pair) {
+    run.announce(0, outcome->a[0]);
+    run.announce(1, outcome->b[0]);
+  }
+  LoopOutcome a, b;
+  a.rounds = outcome->a;
+  b.rounds = outcome->b;
+  a.single_warmup_round = b.single_warmup_round = outcome->single_warmup_pair;
+  a.min_above_max = outcome->min_above_max;
+  std::fprintf(stderr,
+               "exec-harness: interleaved: %zu pairs in ABBA order (A: '%s', "
+               "B: '%s')\n",
+               outcome->a.size(), run.names[0].c_str(), run.names[1].c_str());
+  std::vector<results::BenchmarkResult> out;
+  out.push_back(make_result(run.names[0], run.uris[0], a, durations(a.rounds)));
+  out.push_back(make_result(run.names[1], run.uris[1], b, durations(b.rounds)));
+  return out;
+}
+
 int run(int argc, char** argv) {
   std::vector<ExecTarget> targets;
   if (auto f = parse_command_line(argc, argv, targets)) return fail(*f);
+  auto interleaved = prepare_interleaved(targets);
+  if (!interleaved) return fail({2, interleaved.error().what()});
   std::vector<LoopConfig> configs;
   if (auto f = validate_targets(targets, configs)) return fail(*f);
 
@@ -298,7 +398,12 @@ int run(int argc, char** argv) {
   harness.pid = static_cast<int32_t>(::getpid());
 
   std::vector<results::BenchmarkResult> results;
-  for (size_t t = 0; t < targets.size(); ++t) {
+  if (*interleaved) {
+    auto both = run_interleaved_targets(harness, targets, configs[0]);
+    if (auto* failure = std::get_if<Failure>(&both)) return fail(*failure);
+    results = std::get<std::vector<results::BenchmarkResult>>(std::move(both));
+  }
+  for (size_t t = 0; t < targets.size() && !*interleaved; ++t) {
     auto result = run_target(harness, targets[t], configs[t]);
     if (auto* failure = std::get_if<Failure>(&result)) return fail(*failure);
     results.push_back(std::get<results::BenchmarkResult>(std::move(result)));

@@ -111,8 +111,9 @@ base::Result<Round> timed_round(const std::function<base::Status()>& command,
   return r;
 }
 
-base::Result<LoopOutcome> run_loop(const LoopConfig& config,
-                                   const RoundFn& round, const ClockFn& clock) {
+base::Result<LoopOutcome> run_loop(
+    const LoopConfig& config, const RoundFn& round, const ClockFn& clock,
+    const std::function<void()>& before_measured) {
   LoopOutcome outcome;
   if (config.warmup_time_ns > 0) {
     std::vector<Round> warmup;
@@ -159,6 +160,7 @@ base::Result<LoopOutcome> run_loop(const LoopConfig& config,
     outcome.rounds.reserve(
         std::min<uint64_t>(*outcome.planned_rounds, 1 << 16));
   }
+  if (before_measured) before_measured();
   const uint64_t loop_start = clock();
   while (true) {
     RUNNER_ASSIGN_OR_RETURN(
@@ -175,6 +177,75 @@ base::Result<LoopOutcome> run_loop(const LoopConfig& config,
       break;
     }
   }
+  return outcome;
+}
+
+base::Result<bool> prepare_interleaved(
+    std::vector<format::ExecTarget>& targets) {
+  const auto marked = std::count_if(targets.begin(), targets.end(),
+                                    [](const auto& t) { return t.interleave; });
+  if (marked == 0) return false;
+  if (targets.size() != 2 || marked != 2)
+    return base::Error(
+        "interleaving alternates exactly two benchmarks, A and B (" +
+        std::to_string(targets.size()) + " given" +
+        (targets.size() == 2 ? ", one not marked \"interleave\"" : "") + ")");
+  if (!(targets[0].walltime == targets[1].walltime))
+    return base::Error(
+        "interleaved benchmarks run in one loop: give both the same "
+        "walltime options");
+  auto name_of = [](const format::ExecTarget& t) {
+    if (t.name) return *t.name;
+    std::string joined;
+    for (const auto& word : t.command)
+      joined += (joined.empty() ? "" : " ") + word;
+    return joined;
+  };
+  const std::string a = name_of(targets[0]), b = name_of(targets[1]);
+  if (a == b) {
+    targets[0].name = a + " (A)";
+    targets[1].name = b + " (B)";
+  }
+  return true;
+}
+
+Side first_side_of_pair(uint64_t pair) {
+  return pair % 2 == 0 ? Side::kA : Side::kB;
+}
+
+base::Result<InterleavedOutcome> run_interleaved(const LoopConfig& config,
+                                                 const SideRoundFn& round,
+                                                 const ClockFn& clock) {
+  // Every pair's rounds, warmup included; the measured pairs are the last
+  // outcome.rounds.size() of them.
+  std::vector<Round> a, b;
+  uint64_t pair = 0;
+  bool measured = false;
+  auto run_pair = [&]() -> base::Result<Round> {
+    const Side first = first_side_of_pair(pair++);
+    const Side second = first == Side::kA ? Side::kB : Side::kA;
+    auto r1 = round(first, measured);
+    if (!r1) return std::move(r1).error();
+    auto r2 = round(second, measured);
+    if (!r2) return std::move(r2).error();
+    (first == Side::kA ? a : b).push_back(*r1);
+    (second == Side::kA ? a : b).push_back(*r2);
+    return Round{r1->start_ns, r2->end_ns};
+  };
+  auto start_measuring = [&] {
+    pair = 0;
+    measured = true;
+  };
+  auto loop = run_loop(config, run_pair, clock, start_measuring);
+  if (!loop) return std::move(loop).error();
+  InterleavedOutcome outcome;
+  outcome.warmup_pairs = loop->warmup_rounds;
+  outcome.single_warmup_pair = loop->single_warmup_round;
+  outcome.planned_pairs = loop->planned_rounds;
+  outcome.min_above_max = loop->min_above_max;
+  const size_t n = loop->rounds.size();
+  outcome.a.assign(a.end() - static_cast<ptrdiff_t>(n), a.end());
+  outcome.b.assign(b.end() - static_cast<ptrdiff_t>(n), b.end());
   return outcome;
 }
 

@@ -73,8 +73,53 @@ base::Result<Round> timed_round(const std::function<base::Status()>& command,
 // Warmup (until warmup_time elapsed), then measured rounds until max_time
 // (from the loop start; priority), the planned round count, or — without a
 // planned count — min_time. Always runs at least one round. The first failing
-// round aborts with its error.
-base::Result<LoopOutcome> run_loop(const LoopConfig& config,
-                                   const RoundFn& round, const ClockFn& clock);
+// round aborts with its error. `before_measured`, when set, is called once
+// just before the first measured round (not when a single warmup round is
+// the only round).
+base::Result<LoopOutcome> run_loop(
+    const LoopConfig& config, const RoundFn& round, const ClockFn& clock,
+    const std::function<void()>& before_measured = nullptr);
+
+// Interleaved mode (docs/exec.md, "Interleaving"): two commands, A and B,
+// alternate round by round inside one loop. Round i of A and round i of B
+// form pair i; pair p runs A then B when p is even, B then A when odd
+// (A B B A A B B A ...), counted from 0 in the warmup and again from 0 in
+// the measured rounds, so that a drift of the machine that is linear over
+// two pairs hits both commands alike.
+enum class Side { kA = 0, kB = 1 };
+
+struct InterleavedOutcome {
+  // The measured rounds of A and of B, in order: always as many of each.
+  std::vector<Round> a, b;
+  uint64_t warmup_pairs = 0;
+  // A single warmup pair already reached max_time: it is the only pair.
+  bool single_warmup_pair = false;
+  std::optional<uint64_t> planned_pairs;  // nullopt: time-only mode
+  bool min_above_max = false;
+};
+
+// Whether `targets` ask for the interleaved mode (a target with
+// "interleave"), checked: then there are exactly two targets, both marked,
+// with equal walltime options (one loop runs both). Two equal names
+// (default: the command joined by spaces) become "NAME (A)" and "NAME (B)",
+// so that each benchmark keeps a URI of its own. The errors say what to
+// change.
+base::Result<bool> prepare_interleaved(
+    std::vector<format::ExecTarget>& targets);
+
+// One round of `side`; `measured` is false in the warmup.
+using SideRoundFn =
+    std::function<base::Result<Round>(Side side, bool measured)>;
+
+// The first side of pair `pair` (0-based): A for even pairs, B for odd.
+Side first_side_of_pair(uint64_t pair);
+
+// run_loop over pairs: the warmup, the planning and the limits of `config`
+// count pairs (max_rounds N: N rounds of each command; the time limits
+// cover both commands). The first failing round aborts with its error,
+// prefixed with the pair ("round 3: ...", "warmup round 2: ...").
+base::Result<InterleavedOutcome> run_interleaved(const LoopConfig& config,
+                                                 const SideRoundFn& round,
+                                                 const ClockFn& clock);
 
 }  // namespace runner::exec_harness

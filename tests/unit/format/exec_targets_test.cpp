@@ -30,6 +30,7 @@ TEST_CASE("exec targets: the document's shape") {
   targets[1].walltime.warmup_time = Duration(0);
   targets[1].walltime.max_time = std::chrono::milliseconds(1500);
   targets[1].working_directory = "/w";
+  targets[1].interleave = true;
   const std::string text = write_exec_targets(targets);
   CHECK(
       text.rfind(
@@ -43,6 +44,8 @@ TEST_CASE("exec targets: the document's shape") {
   CHECK(doc[1]["walltime_args"]["max_time"] == "1500ms");
   CHECK(doc[1]["walltime_args"]["max_rounds"].is_null());
   CHECK(doc[1]["working_directory"] == "/w");
+  CHECK_FALSE(doc[0].contains("interleave"));
+  CHECK(doc[1]["interleave"] == true);
   CHECK(write_exec_targets({}) == "[]");
 
   auto back = read_exec_targets(text);
@@ -92,6 +95,8 @@ TEST_CASE("exec targets: bad documents give clear errors") {
                 "'max_time' must be a string"},
            Case{R"([{"command":["a"],"walltime_args":{"min_time":"soon"}}])",
                 "walltime_args: 'min_time': invalid duration 'soon'"},
+           Case{R"([{"command":["a"],"interleave":"yes"}])",
+                "benchmark #1: 'interleave' must be true, false or null"},
            Case{R"([{"command":["tr)", "invalid JSON"},
        }) {
     INFO(c.json);

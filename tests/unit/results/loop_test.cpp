@@ -37,6 +37,31 @@ struct FakeBench {
   }
 };
 
+// Two commands on one fake clock: A's rounds take a_ns, B's b_ns; every
+// call is logged as 'A'/'B' (measured) or 'a'/'b' (warmup); the call
+// number `fail_at` (1-based) fails.
+struct FakePair {
+  uint64_t now = 1'000'000;
+  uint64_t a_ns = 10 * kMs, b_ns = 13 * kMs;
+  uint64_t fail_at = 0;
+  std::string log;
+  SideRoundFn round() {
+    return [this](Side side, bool measured) -> runner::base::Result<Round> {
+      const bool is_a = side == Side::kA;
+      log += measured ? (is_a ? 'A' : 'B') : (is_a ? 'a' : 'b');
+      if (log.size() == fail_at)
+        return runner::base::Error("command exited with code 3");
+      const uint64_t took = is_a ? a_ns : b_ns;
+      Round r{now, now + took};
+      now += took;
+      return r;
+    };
+  }
+  ClockFn clock() {
+    return [this] { return now; };
+  }
+};
+
 LoopConfig config_of(runner::format::WalltimeOptions args) {
   auto c = make_loop_config(args);
   REQUIRE_MESSAGE(c, c.error().message());
@@ -204,6 +229,87 @@ TEST_SUITE("results") {
         run_loop(config_of({.warmup_time = 1s}), warm.round(), warm.clock());
     REQUIRE_FALSE(in_warmup);
     CHECK(in_warmup.error().message().find("warmup") != std::string::npos);
+  }
+
+  TEST_CASE("run_interleaved: ABBA order, warmup alternating, equal counts") {
+    FakePair pair;
+    // Warmup 50 ms of 23 ms pairs: 3 pairs; then 4 measured pairs.
+    auto out =
+        run_interleaved(config_of({.warmup_time = 50ms, .max_rounds = 4}),
+                        pair.round(), pair.clock());
+    REQUIRE_MESSAGE(out, out.error().message());
+    CHECK(pair.log ==
+          "abbaab"
+          "ABBAABBA");
+    CHECK(out->warmup_pairs == 3);
+    CHECK(out->planned_pairs == 4);
+    REQUIRE(out->a.size() == 4);
+    REQUIRE(out->b.size() == 4);
+    for (size_t i = 0; i < 4; ++i) {
+      CHECK(out->a[i].end_ns - out->a[i].start_ns == 10 * kMs);
+      CHECK(out->b[i].end_ns - out->b[i].start_ns == 13 * kMs);
+    }
+    // Pair 0 ran A then B, pair 1 B then A: A1 B1 B2 A2 in time.
+    CHECK(out->a[0].end_ns <= out->b[0].start_ns);
+    CHECK(out->b[0].end_ns <= out->b[1].start_ns);
+    CHECK(out->b[1].end_ns <= out->a[1].start_ns);
+    CHECK(out->a[1].end_ns <= out->a[2].start_ns);
+    CHECK(first_side_of_pair(0) == Side::kA);
+    CHECK(first_side_of_pair(1) == Side::kB);
+    CHECK(first_side_of_pair(2) == Side::kA);
+  }
+
+  TEST_CASE("run_interleaved: the time limits count pairs, both sides alike") {
+    // No warmup, max_time 100 ms of 23 ms pairs: the loop stops after the
+    // pair that crosses it (5 pairs), never between A and B.
+    FakePair pair;
+    auto out =
+        run_interleaved(config_of({.warmup_time = 0s, .max_time = 100ms}),
+                        pair.round(), pair.clock());
+    REQUIRE(out);
+    CHECK(pair.log == "ABBAABBAAB");
+    CHECK(out->a.size() == 5);
+    CHECK(out->b.size() == 5);
+    CHECK_FALSE(out->planned_pairs);
+
+    // Planned from the warmup: max_time 230 ms of 23 ms pairs.
+    FakePair planned;
+    auto from_warmup =
+        run_interleaved(config_of({.warmup_time = 46ms, .max_time = 230ms}),
+                        planned.round(), planned.clock());
+    REQUIRE(from_warmup);
+    CHECK(from_warmup->planned_pairs == 11);
+    CHECK(from_warmup->a.size() == from_warmup->b.size());
+  }
+
+  TEST_CASE("run_interleaved: a single warmup pair past max_time is the pair") {
+    FakePair pair;
+    pair.a_ns = pair.b_ns = 600 * kMs;  // one pair outlasts the warmup
+    auto out =
+        run_interleaved(config_of({.warmup_time = 1s, .max_time = 500ms}),
+                        pair.round(), pair.clock());
+    REQUIRE(out);
+    CHECK(pair.log == "ab");
+    CHECK(out->single_warmup_pair);
+    CHECK(out->a.size() == 1);
+    CHECK(out->b.size() == 1);
+  }
+
+  TEST_CASE("run_interleaved: a failing round aborts, naming its pair") {
+    FakePair pair;
+    pair.fail_at = 7;  // A B B A A B [B]: B's round 4
+    auto out = run_interleaved(config_of({.warmup_time = 0s, .max_rounds = 5}),
+                               pair.round(), pair.clock());
+    REQUIRE_FALSE(out);
+    CHECK(out.error().message() == "round 4: command exited with code 3");
+
+    FakePair warm;
+    warm.fail_at = 2;
+    auto in_warmup = run_interleaved(config_of({.warmup_time = 1s}),
+                                     warm.round(), warm.clock());
+    REQUIRE_FALSE(in_warmup);
+    CHECK(in_warmup.error().message() ==
+          "warmup round: command exited with code 3");
   }
 
   TEST_CASE(
