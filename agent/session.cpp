@@ -266,6 +266,7 @@ fifo::ServerHooks Session::fifo_hooks() {
   hooks.on_start = [this] {
     ++rounds_;
     if (progress_) progress_->window_opened();
+    open_counter_window();
     if (!sampler_) return;
     if (auto st = sampler_->enable(); !st && enable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "enabling sampling: " << st.error().what()
@@ -273,6 +274,7 @@ fifo::ServerHooks Session::fifo_hooks() {
   };
   hooks.on_stop = [this] {
     if (progress_) progress_->window_closed();
+    close_counter_window();
     if (!sampler_) return;
     if (auto st = sampler_->disable(); !st && disable_errors_.admit())
       RUNNER_LOG(kLog, kError) << "disabling sampling: " << st.error().what()
@@ -330,6 +332,7 @@ std::optional<int> Session::launch() {
   spawn_.suspended = true;
   if (auto stopped = spawn_benchmark()) return stopped;
   if (auto stopped = start_sampler()) return stopped;
+  start_counters();
   fifos_.server->start();
   if (auto st = child_->release(); !st) {
     std::fprintf(stderr, "runner: cannot start the benchmark: %s\n",
@@ -406,6 +409,67 @@ std::optional<int> Session::start_sampler() {
   return std::nullopt;
 }
 
+// The benchmark's CPU time (and instructions, cycles where a PMU exists) per
+// window. Counters that cannot be opened never fail the run: the file then
+// says why they are absent.
+void Session::start_counters() {
+  auto counters = profiler::Counters::create(child_->pid());
+  if (!counters) {
+    RUNNER_LOG(kLog, kWarning)
+        << "the benchmark's CPU time is not counted (runner.counters.json "
+           "has no windows): "
+        << counters.error().what();
+    counted_.counters.push_back({std::string(format::kTaskClockCounter), false,
+                                 false, counters.error().what()});
+    return;
+  }
+  counters_ = std::move(*counters);
+  counted_.counters = counters_->info();
+  for (const format::CounterInfo& info : counted_.counters) {
+    if (!info.counted)
+      RUNNER_LOG(kLog, kDebug)
+          << info.name << " not counted: " << info.absent_reason;
+    else if (info.user_only && info.name != format::kTaskClockCounter)
+      RUNNER_LOG(kLog, kWarning)
+          << info.name
+          << " counts user space only (the kernel refused kernel counting: "
+             "kernel.perf_event_paranoid)";
+  }
+}
+
+// A window whose start or stop cannot be read is lost: counted, with the
+// first error, never listed with wrong counts.
+void Session::open_counter_window() {
+  if (!counters_) return;
+  auto snapshot = counters_->read();
+  window_lost_ = !snapshot;
+  if (snapshot) {
+    window_start_ = *snapshot;
+    return;
+  }
+  window_start_.reset();
+  if (counted_.lost_windows++ == 0)
+    counted_.lost_reason =
+        "reading the counters at a window's start: " + snapshot.error().what();
+}
+
+void Session::close_counter_window() {
+  if (!counters_ || window_lost_) {
+    window_lost_ = false;
+    return;
+  }
+  if (!window_start_) return;
+  auto snapshot = counters_->read();
+  if (snapshot) {
+    counted_.windows.push_back(
+        profiler::counter_window(*window_start_, *snapshot));
+  } else if (counted_.lost_windows++ == 0) {
+    counted_.lost_reason =
+        "reading the counters at a window's stop: " + snapshot.error().what();
+  }
+  window_start_.reset();
+}
+
 // ---- sample -----------------------------------------------------------------
 
 // The io_context serves the FIFO (the hooks switch sampling on and off)
@@ -475,6 +539,10 @@ int Session::finalize(int exit_code) {
       missing_instrumentation(run_, uris);
   std::vector<std::string> unannounced = unannounced_uris(run_, uris);
 
+  if (auto st = write_counters(); !st)
+    RUNNER_LOG(kLog, kError)
+        << "writing " << format::ProfileLayout::kRunCounters << ": "
+        << st.error().what();
   if (auto st = write_artifacts(); !st) {
     RUNNER_LOG(kLog, kError) << "writing artifacts: " << st.error().what();
     if (exit_code == 0) exit_code = 1;
@@ -514,7 +582,7 @@ void Session::remove_created_folder() {
   base::close_log_file();
   const format::ProfileLayout layout(folder_);
   for (const std::string& file :
-       {layout.pipedata(), layout.execution_timestamps(),
+       {layout.pipedata(), layout.execution_timestamps(), layout.run_counters(),
         folder_ + "/runner.log"})
     ::unlink(file.c_str());
   folder_removed_ = ::rmdir(folder_.c_str()) == 0;
@@ -535,6 +603,32 @@ base::Status Session::write_artifacts() {
   input.profiled = sampler_stats_.has_value();
   input.use_cache = options_.cache;
   return finalize::finalize_profile(std::move(input));
+}
+
+// runner.counters.json: the windows counted; a window still open when the
+// benchmark exited (no StopBenchmark) is lost. Multiplexed counters and
+// lost windows are said here too.
+base::Status Session::write_counters() {
+  if (window_start_ && counted_.lost_windows++ == 0)
+    counted_.lost_reason = "the benchmark exited inside a window";
+  window_start_.reset();
+  uint64_t multiplexed = 0;
+  for (const format::CounterWindow& w : counted_.windows)
+    if ((w.instructions && w.instructions->multiplexed()) ||
+        (w.cycles && w.cycles->multiplexed()) ||
+        (w.task_clock && w.task_clock->multiplexed()))
+      ++multiplexed;
+  if (multiplexed > 0)
+    RUNNER_LOG(kLog, kWarning)
+        << multiplexed << " of " << counted_.windows.size()
+        << " windows have multiplexed counters (counted part of the window "
+           "only; runner.counters.json gives enabled and running times)";
+  if (counted_.lost_windows > 0)
+    RUNNER_LOG(kLog, kWarning)
+        << counted_.lost_windows << " benchmark window(s) have no counts in "
+        << format::ProfileLayout::kRunCounters << ": " << counted_.lost_reason;
+  return base::write_file_atomic(format::ProfileLayout(folder_).run_counters(),
+                                 format::write_run_counters(counted_));
 }
 
 // ---- report -----------------------------------------------------------------

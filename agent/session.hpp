@@ -29,6 +29,7 @@
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
+#include "format/run_counters.hpp"
 #include "perfdata/perfdata.hpp"
 #include "profiler/profiler.hpp"
 
@@ -80,6 +81,9 @@ class Session {
   std::optional<int> launch();
   std::optional<int> spawn_benchmark();
   std::optional<int> start_sampler();
+  void start_counters();
+  void open_counter_window();
+  void close_counter_window();
   void start_progress();
   // sample
   int sample();
@@ -88,6 +92,7 @@ class Session {
   // finalize
   int finalize(int exit_code);
   base::Status write_artifacts();
+  base::Status write_counters();
   int explain_no_protocol(int exit_code);
   void remove_created_folder();
   // report
@@ -105,6 +110,12 @@ class Session {
   base::SpawnOptions spawn_;
   boost::asio::io_context io_;
   std::unique_ptr<profiler::Sampler> sampler_;
+  // The benchmark's counting events (runner.counters.json), read at each
+  // window's start and stop; counted_ collects the windows and the losses.
+  std::optional<profiler::Counters> counters_;
+  std::optional<profiler::CounterSnapshot> window_start_;
+  bool window_lost_ = false;  // the open window's start read failed
+  format::RunCounters counted_;
   std::vector<perfdata::ProcSnapshot> snapshots_;
   // A client can send start/stop and announce pids without bound: their
   // errors are capped.

@@ -28,6 +28,8 @@
 //    describe themselves nowhere.
 //  - symbols_map: <key>.symbols.map, written by symbols/, read by report/.
 //  - compare_report: CompareReport, compare.json of `runner compare`.
+//  - run_counters: RunCounters, runner.counters.json (the benchmark's
+//    counting perf events per benchmark window) read and written.
 //  - upload_metadata: CodSpeed's upload metadata JSON and its answer.
 //  - store_record: a run's record in the shared profile store.
 //  - s3_xml: the S3 API's XML documents the store reads and writes.
@@ -49,6 +51,7 @@
 #include "format/proc_stat.hpp"
 #include "format/profile_layout.hpp"
 #include "format/quantities.hpp"
+#include "format/run_counters.hpp"
 #include "format/s3_xml.hpp"
 #include "format/store_record.hpp"
 #include "format/symbols_map.hpp"

@@ -4,6 +4,8 @@
 //   perf.pipedata                  samples and side-band records
 //   perf.metadata                  per-pid modules, keys, counters
 //   ExecutionTimestamps.msgpack    benchmark URIs and markers
+//   runner.counters.json           CPU time (task-clock), instructions and
+//                                  cycles of each benchmark window
 //   <index>__<name>.symbols.map    symbols of each unique ELF file
 //   <index>__<name>.unwind_data    .eh_frame(+hdr) of each unique ELF file
 //   perf-<pid>.map                 JIT symbols copied from /tmp
@@ -28,6 +30,7 @@ class ProfileLayout {
   static constexpr std::string_view kMetadata = "perf.metadata";
   static constexpr std::string_view kExecutionTimestamps =
       "ExecutionTimestamps.msgpack";
+  static constexpr std::string_view kRunCounters = "runner.counters.json";
   static constexpr std::string_view kSymbolsMapSuffix = ".symbols.map";
   static constexpr std::string_view kUnwindDataSuffix = ".unwind_data";
   static constexpr std::string_view kResultsDir = "results";
@@ -56,6 +59,7 @@ class ProfileLayout {
   std::string execution_timestamps() const {
     return file(kExecutionTimestamps);
   }
+  std::string run_counters() const { return file(kRunCounters); }
   // Artifacts of the module `key` (see module_key).
   std::string symbols_map(std::string_view key) const {
     return file(symbols_map_name(key));

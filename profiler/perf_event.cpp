@@ -61,6 +61,16 @@ base::Result<uint64_t> PerfEvent::id() const {
   return value;
 }
 
+base::Result<PerfEvent::Count> PerfEvent::read_count() const {
+  uint64_t values[3] = {};
+  const ssize_t n = ::read(fd_.get(), values, sizeof(values));
+  if (n < 0) return base::errno_error("read(perf event)");
+  if (static_cast<size_t>(n) != sizeof(values))
+    return base::Error("read(perf event): " + std::to_string(n) +
+                       " bytes instead of " + std::to_string(sizeof(values)));
+  return Count{values[0], values[1], values[2]};
+}
+
 base::Status PerfEvent::set_output(const PerfEvent& target) const {
   return perf_ioctl(fd_.get(), PERF_EVENT_IOC_SET_OUTPUT,
                     static_cast<unsigned long>(target.fd()),

@@ -33,6 +33,14 @@ class PerfEvent {
   base::Status disable() const;
   // PERF_EVENT_IOC_ID: the id the kernel writes into records of this event.
   base::Result<uint64_t> id() const;
+  // read() of an event opened with read_format PERF_FORMAT_TOTAL_TIME_ENABLED
+  // | PERF_FORMAT_TOTAL_TIME_RUNNING (no group): the count (with inherit, the
+  // sum over the target and its live and exited inherited copies) and the
+  // times the event was enabled and running on a PMU.
+  struct Count {
+    uint64_t value = 0, time_enabled_ns = 0, time_running_ns = 0;
+  };
+  base::Result<Count> read_count() const;
   // PERF_EVENT_IOC_SET_OUTPUT: send this event's records to the ring buffer
   // mmapped on `target` (same CPU).
   base::Status set_output(const PerfEvent& target) const;

@@ -8,9 +8,12 @@
 //   zeroing what the samples' stack copies hold of the initial stack area
 //   (argv, environment, auxv; InitialStacks says where it lies).
 // Reading it back is perfdata/'s (PipedataReader, MappingTracker).
+// Counting:  Counters (task-clock, instructions, cycles on the benchmark's
+//   process tree, inherit, read at each benchmark window's start and stop).
 // probe_system() reports what the machine allows (for `runner doctor`).
 #pragma once
 
+#include "profiler/counters.hpp"
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/sampler.hpp"
