@@ -112,8 +112,8 @@ std::optional<CounterDelta> read_delta(Reader& r, const Json& window,
                                        const std::string& at) {
   const std::string path = at + "." + std::string(name);
   if (r.member(window, name, path, false) == nullptr) return std::nullopt;
-  const Json* j = r.typed(window, name, path, Json::value_t::object,
-                          "an object");
+  const Json* j =
+      r.typed(window, name, path, Json::value_t::object, "an object");
   if (j == nullptr) return std::nullopt;
   CounterDelta d;
   d.value = r.u64(*j, "value", path + ".value").value_or(0);
@@ -203,7 +203,8 @@ std::string write_run_counters(const RunCounters& counters) {
   j["version"] = counters.version;
   j["clock"] = kClock;
   j["counters"] = Json::array();
-  for (const auto& info : counters.counters) j["counters"].push_back(info_json(info));
+  for (const auto& info : counters.counters)
+    j["counters"].push_back(info_json(info));
   j["windows"] = Json::array();
   for (const auto& w : counters.windows) j["windows"].push_back(window_json(w));
   j["lost_windows"] = counters.lost_windows;
@@ -214,10 +215,9 @@ std::string write_run_counters(const RunCounters& counters) {
 base::Result<RunCounters> read_run_counters(std::string_view text) {
   const std::string prefix = std::string(kFile) + ": ";
   if (text.size() > kMaxRunCountersBytes)
-    return base::Error(prefix + std::to_string(text.size()) +
-                       " bytes is over the " +
-                       std::to_string(kMaxRunCountersBytes >> 20) +
-                       " MiB limit");
+    return base::Error(
+        prefix + std::to_string(text.size()) + " bytes is over the " +
+        std::to_string(kMaxRunCountersBytes >> 20) + " MiB limit");
   auto doc = parse_json_document<Json>(text);
   if (!doc) return base::Error(prefix + doc.error().what());
   Reader reader;

@@ -59,8 +59,8 @@ std::optional<format::CounterDelta> delta(
   format::CounterDelta d;
   d.value = minus(stop->value, start->value);
   d.enabled_ns = minus(stop->time_enabled_ns, start->time_enabled_ns);
-  d.running_ns = std::min(
-      d.enabled_ns, minus(stop->time_running_ns, start->time_running_ns));
+  d.running_ns = std::min(d.enabled_ns,
+                          minus(stop->time_running_ns, start->time_running_ns));
   return d;
 }
 

@@ -1,0 +1,187 @@
+// runner.counters.json on real runs: the task-clock the runner counts in
+// each benchmark window against the CPU time (getrusage) the benchmark's
+// processes report themselves (cpu_burner), single-threaded, threaded,
+// forking and in the kernel; hardware counters absent without a PMU and
+// present with one; lost windows; refused perf events never failing a run.
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include <doctest/doctest.h>
+
+#include "tests/e2e/e2e_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace runner::testing;
+
+namespace {
+
+constexpr int kRounds = 4;
+
+std::vector<std::string> env_with_harness() {
+  return {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")};
+}
+
+// The CPU time the burner's runs reported, and how many runs there were.
+std::pair<double, size_t> reported_cpu_ns(const std::string& file) {
+  std::ifstream in(file);
+  double total = 0;
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines)
+    total += std::stod(line);
+  return {total, lines};
+}
+
+// Runs `runner exec` on cpu_burner MODE MS; the counters file.
+nlohmann::json run_burner(const TempDir& dir, const std::string& mode,
+                          const std::string& ms, const std::string& out) {
+  auto r = run_process(
+      runner_argv("exec", dir.file("profile"), dir.path(),
+                  {"--warmup-time", "0", "--max-rounds",
+                   std::to_string(kRounds)},
+                  {binary("CPU_BURNER_BIN"), mode, ms, out}),
+      env_with_harness());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return read_json_file(dir.file("profile") + "/runner.counters.json");
+}
+
+const nlohmann::json* counter_info(const nlohmann::json& doc,
+                                   const std::string& name) {
+  for (const auto& c : doc["counters"])
+    if (c["name"] == name) return &c;
+  return nullptr;
+}
+
+// errno of opening hardware instructions on this process (0: opened).
+int pmu_refusal() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_HARDWARE;
+  attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+  attr.exclude_kernel = 1;
+  attr.disabled = 1;
+  long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd >= 0) {
+    ::close(static_cast<int>(fd));
+    return 0;
+  }
+  return errno;
+}
+
+bool no_pmu(int err) {
+  return err == ENOENT || err == EOPNOTSUPP || err == ENODEV;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("task-clock of a window agrees with the process tree's rusage") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    for (const char* mode : {"spin", "threads", "fork", "syscalls"}) {
+      SUBCASE(mode) {
+        TempDir dir;
+        const std::string out = dir.file("cpu.txt");
+        auto doc = run_burner(dir, mode, "100", out);
+        INFO(doc.dump(2));
+        REQUIRE(doc["version"] == 1);
+        const auto* info = counter_info(doc, "task-clock");
+        REQUIRE(info != nullptr);
+        REQUIRE((*info)["counted"] == true);
+        REQUIRE(doc["windows"].size() == 1);
+        CHECK(doc["lost_windows"] == 0);
+        const auto& window = doc["windows"][0];
+        CHECK(window["start_ns"].get<uint64_t>() <
+              window["stop_ns"].get<uint64_t>());
+        const double counted = window["task-clock"]["value"].get<double>();
+        const auto [reported, runs] = reported_cpu_ns(out);
+        REQUIRE(runs == static_cast<size_t>(kRounds));
+        // The window also holds exec-harness's fork/exec/wait of each
+        // round: up to 3% + 3 ms a round above what the runs report, never
+        // below it by more than getrusage's rounding.
+        MESSAGE(std::string(mode) << ": task-clock " << counted / 1e6 << " ms, rusage "
+                     << reported / 1e6 << " ms");
+        CHECK(counted >= reported * 0.99);
+        CHECK(counted <= reported * 1.03 + 3e6 * kRounds);
+      }
+    }
+  }
+
+  TEST_CASE("without a hardware PMU instructions and cycles are absent") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const int err = pmu_refusal();
+    if (!no_pmu(err))
+      RUNNER_SKIP_CASE("this machine has a hardware PMU (instructions open)");
+    TempDir dir;
+    auto doc = run_burner(dir, "spin", "20", dir.file("cpu.txt"));
+    for (const char* name : {"instructions", "cycles"}) {
+      const auto* info = counter_info(doc, name);
+      REQUIRE(info != nullptr);
+      CHECK((*info)["counted"] == false);
+      CHECK((*info)["absent_reason"].get<std::string>().find(
+                "no hardware PMU") != std::string::npos);
+      for (const auto& window : doc["windows"]) CHECK(!window.contains(name));
+    }
+    CHECK(doc["windows"][0].contains("task-clock"));
+  }
+
+  TEST_CASE("with a hardware PMU instructions and cycles are counted") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const int err = pmu_refusal();
+    if (no_pmu(err))
+      RUNNER_SKIP_CASE("no hardware PMU here (instructions do not open)");
+    TempDir dir;
+    auto doc = run_burner(dir, "spin", "100", dir.file("cpu.txt"));
+    INFO(doc.dump(2));
+    for (const char* name : {"instructions", "cycles"}) {
+      const auto* info = counter_info(doc, name);
+      REQUIRE(info != nullptr);
+      REQUIRE((*info)["counted"] == true);
+      const auto& delta = doc["windows"][0][name];
+      // 4 x 100 ms of a spinning loop: far more than 10^7 of either.
+      CHECK(delta["value"].get<double>() > 1e7);
+      CHECK(delta["multiplexed"] ==
+            (delta["running_ns"] < delta["enabled_ns"]));
+    }
+  }
+
+  TEST_CASE("a window the benchmark never closed is counted as lost") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto r = run_process(runner_argv("run", dir.file("profile"), dir.path(),
+                                     {"--allow-empty"},
+                                     {binary("EXIT_IN_WINDOW_BIN")}));
+    INFO(r.err);
+    auto doc = read_json_file(dir.file("profile") + "/runner.counters.json");
+    CHECK(doc["windows"].empty());
+    CHECK(doc["lost_windows"] == 1);
+    CHECK(doc["lost_reason"].get<std::string>().find("exited inside") !=
+          std::string::npos);
+    CHECK(r.err.find("window(s) have no counts") != std::string::npos);
+  }
+
+  TEST_CASE("refused perf events: the run goes on, the file says why") {
+    TempDir dir;
+    auto argv = runner_argv("exec", dir.file("profile"), dir.path(),
+                            {"--allow-no-profile", "--warmup-time", "0",
+                             "--max-rounds", "2"},
+                            {binary("CPU_BURNER_BIN"), "spin", "10",
+                             dir.file("cpu.txt")});
+    argv.insert(argv.begin(), binary("NO_PERF_EVENTS_BIN"));
+    auto r = run_process(argv, env_with_harness());
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("CPU time is not counted") != std::string::npos);
+    auto doc = read_json_file(dir.file("profile") + "/runner.counters.json");
+    const auto* info = counter_info(doc, "task-clock");
+    REQUIRE(info != nullptr);
+    CHECK((*info)["counted"] == false);
+    CHECK(!(*info)["absent_reason"].get<std::string>().empty());
+    CHECK(doc["windows"].empty());
+  }
+}
