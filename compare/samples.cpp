@@ -19,6 +19,9 @@ using format::SampleSource;
 
 constexpr uint64_t kMaxResultsFile = uint64_t{64} << 20;
 constexpr uint64_t kMaxTimestampsFile = uint64_t{256} << 20;
+// A window holding more wall time than its measured rounds by this share,
+// with no warmup reported, gets a warning.
+constexpr double kUnexplainedWindowShare = 0.10;
 
 // What one folder says about one benchmark.
 struct FolderBenchmark {
@@ -30,6 +33,9 @@ struct FolderBenchmark {
   std::vector<double> times_ns;
   std::optional<format::BenchmarkStats> summary;
   SampleSource source = SampleSource::kSummary;
+  // runner.counters.json: the windows this URI took, and what they give.
+  std::vector<format::CounterWindow> windows;
+  FolderCounters counters;
 };
 
 // A folder's benchmarks by URI, in order of first appearance.
@@ -163,6 +169,31 @@ std::vector<std::pair<uint64_t, uint64_t>> round_intervals(
   return out;
 }
 
+using UriList = std::vector<std::pair<uint64_t, std::string>>;
+
+UriList uris_in_time_order(const format::ExecutionTimestamps& ts) {
+  UriList uris = ts.uri_by_ts;
+  std::stable_sort(uris.begin(), uris.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first;
+  });
+  return uris;
+}
+
+// The index in `uris` (time order) of the URI an interval [start, end]
+// belongs to: the first announced at or after its end, when the interval
+// started after the URI before it. One binary search.
+std::optional<size_t> owner_of(const UriList& uris, uint64_t start,
+                               uint64_t end) {
+  auto it = std::lower_bound(
+      uris.begin(), uris.end(), end,
+      [](const auto& uri, uint64_t when) { return uri.first < when; });
+  if (it == uris.end()) return std::nullopt;
+  const auto k = static_cast<size_t>(it - uris.begin());
+  const uint64_t previous = k == 0 ? 0 : uris[k - 1].first;
+  if (start < previous) return std::nullopt;
+  return k;
+}
+
 // Each URI's rounds: the pairs after the previous URI's timestamp (in time
 // order) and not after its own, in arrival order. A round belongs to one
 // URI at most: the first whose span holds it (a round of no length at a
@@ -170,21 +201,11 @@ std::vector<std::pair<uint64_t, uint64_t>> round_intervals(
 // search per round: O((URIs + rounds) log URIs).
 void assign_marker_rounds(const format::ExecutionTimestamps& ts,
                           FolderData& data) {
-  auto uris = ts.uri_by_ts;
-  std::stable_sort(uris.begin(), uris.end(), [](const auto& a, const auto& b) {
-    return a.first < b.first;
-  });
+  const UriList uris = uris_in_time_order(ts);
   std::vector<std::vector<uint64_t>> rounds_of(uris.size());
   for (const auto& [start, end] : round_intervals(ts.markers)) {
-    // The first URI announced at or after the round's end...
-    auto it = std::lower_bound(
-        uris.begin(), uris.end(), end,
-        [](const auto& uri, uint64_t when) { return uri.first < when; });
-    if (it == uris.end()) continue;
-    // ... takes it when the round started after the URI before it.
-    const auto k = static_cast<size_t>(it - uris.begin());
-    const uint64_t previous = k == 0 ? 0 : uris[k - 1].first;
-    if (start >= previous) rounds_of[k].push_back(end - start);
+    if (auto k = owner_of(uris, start, end))
+      rounds_of[*k].push_back(end - start);
   }
   for (size_t k = 0; k < uris.size(); ++k) {
     const std::string& uri = uris[k].second;
@@ -192,6 +213,40 @@ void assign_marker_rounds(const format::ExecutionTimestamps& ts,
     if (rounds.empty() && !data.index.contains(uri)) continue;
     auto& target = data.get(uri).marker_rounds_ns;
     target.insert(target.end(), rounds.begin(), rounds.end());
+  }
+}
+
+// runner.counters.json when present and readable (else a warning).
+std::optional<format::RunCounters> read_counters(
+    const format::ProfileLayout& layout, std::vector<std::string>& warnings) {
+  base::ReadOptions options;
+  options.max_size = format::kMaxRunCountersBytes;
+  auto text = base::read_file(layout.run_counters(), options);
+  if (!text) {
+    if (text.error().code() != ENOENT)
+      warnings.push_back(text.error().what() + ": CPU time not used");
+    return std::nullopt;
+  }
+  auto counters = format::read_run_counters(*text);
+  if (!counters) {
+    warnings.push_back(layout.folder() + ": " + counters.error().what() +
+                       ": CPU time not used");
+    return std::nullopt;
+  }
+  return std::move(*counters);
+}
+
+// Each window to the benchmark whose URI follows it (as rounds); windows of
+// URIs without results or markers are left out.
+void assign_windows(const format::ExecutionTimestamps& ts,
+                    const format::RunCounters& counters, FolderData& data) {
+  const UriList uris = uris_in_time_order(ts);
+  for (const format::CounterWindow& w : counters.windows) {
+    auto k = owner_of(uris, w.start_ns, w.stop_ns);
+    if (!k) continue;
+    auto it = data.index.find(uris[*k].second);
+    if (it != data.index.end())
+      data.benchmarks[it->second].windows.push_back(w);
   }
 }
 
@@ -259,6 +314,129 @@ void choose_data(FolderBenchmark& b, const std::string& folder,
   b.source = SampleSource::kSummary;
 }
 
+// The iterations a benchmark's results say were measured, their wall time,
+// and the warmup iterations they report (doubles: a hostile file's product
+// of rounds and iter_per_round cannot wrap).
+struct Iterations {
+  double measured = 0, measured_wall_ns = 0, warmup = 0;
+};
+
+std::optional<Iterations> iterations_of(const FolderBenchmark& b) {
+  Iterations it;
+  for (const auto& r : b.results) {
+    if (!r.iters_per_round.empty()) {
+      for (size_t i = 0; i < r.iters_per_round.size(); ++i) {
+        it.measured += static_cast<double>(r.iters_per_round[i]);
+        it.measured_wall_ns += static_cast<double>(r.times_per_round_ns[i]);
+      }
+    } else {
+      if (r.stats.iter_per_round == 0) return std::nullopt;
+      it.measured += static_cast<double>(r.stats.rounds) *
+                     static_cast<double>(r.stats.iter_per_round);
+      it.measured_wall_ns += r.stats.total_time * 1e9;
+    }
+    it.warmup += static_cast<double>(r.stats.warmup_iters);
+  }
+  if (b.results.empty() || !(it.measured > 0)) return std::nullopt;
+  return it;
+}
+
+// The windows' sums of one counter; nullopt unless every window has it.
+std::optional<double> window_sum(
+    const std::vector<format::CounterWindow>& windows,
+    std::optional<format::CounterDelta> format::CounterWindow::*counter,
+    bool& multiplexed) {
+  double sum = 0;
+  for (const auto& w : windows) {
+    const auto& delta = w.*counter;
+    if (!delta) return std::nullopt;
+    sum += static_cast<double>(delta->value);
+    multiplexed = multiplexed || delta->multiplexed();
+  }
+  return sum;
+}
+
+// How many warmup iterations the windows held (see samples.hpp): all the
+// reported ones when the windows' unmeasured wall time holds at least half
+// of them at the measured pace, else none; warns about unmeasured time no
+// reported warmup explains.
+double warmup_inside(const FolderBenchmark& b, const Iterations& it,
+                     const std::string& where,
+                     std::vector<std::string>& warnings) {
+  double window_wall = 0;
+  for (const auto& w : b.windows)
+    window_wall += static_cast<double>(w.stop_ns - w.start_ns);
+  const double unmeasured = window_wall - it.measured_wall_ns;
+  const double pace = it.measured_wall_ns / it.measured;
+  if (it.warmup > 0 && pace > 0 && unmeasured >= 0.5 * it.warmup * pace)
+    return it.warmup;
+  if (window_wall > 0 && unmeasured > kUnexplainedWindowShare * window_wall &&
+      (it.warmup == 0 || pace <= 0)) {
+    warnings.push_back(
+        where + ": " +
+        std::to_string(static_cast<int>(100 * unmeasured / window_wall)) +
+        "% of its benchmark windows is outside the measured rounds and no "
+        "warmup iterations are reported: its CPU time per iteration "
+        "includes that time");
+  }
+  return 0;
+}
+
+void count_cpu(FolderBenchmark& b, const std::string& where,
+               std::vector<std::string>& warnings) {
+  FolderCounters& c = b.counters;
+  c.windows = b.windows.size();
+  if (b.windows.empty()) return;
+  const auto it = iterations_of(b);
+  if (!it) {
+    warnings.push_back(where +
+                       ": no iteration count in the results: no CPU time "
+                       "per iteration");
+    return;
+  }
+  const double iterations =
+      it->measured + warmup_inside(b, *it, where, warnings);
+  c.iterations = static_cast<uint64_t>(iterations);
+  c.warmup_iterations = static_cast<uint64_t>(iterations - it->measured);
+  bool task_multiplexed = false;
+  if (auto ns = window_sum(b.windows, &format::CounterWindow::task_clock,
+                           task_multiplexed)) {
+    c.task_clock_ns = static_cast<uint64_t>(*ns);
+    c.cpu_ns_per_iter = *ns / iterations;
+  }
+  if (auto n = window_sum(b.windows, &format::CounterWindow::instructions,
+                          c.multiplexed))
+    c.instructions_per_iter = *n / iterations;
+  if (auto n =
+          window_sum(b.windows, &format::CounterWindow::cycles, c.multiplexed))
+    c.cycles_per_iter = *n / iterations;
+  if (c.multiplexed)
+    warnings.push_back(where +
+                       ": instructions or cycles were multiplexed (counted "
+                       "part of a window only): raw counts, not scaled");
+}
+
+// Every benchmark's FolderCounters from the folder's runner.counters.json.
+void count_folder(FolderData& data, const format::RunCounters& counters,
+                  const std::string& folder,
+                  std::vector<std::string>& warnings) {
+  bool user_only = false;
+  for (const auto& info : counters.counters)
+    if (info.counted && info.user_only &&
+        info.name != format::kTaskClockCounter)
+      user_only = true;
+  if (counters.lost_windows > 0)
+    warnings.push_back(folder + ": " + std::to_string(counters.lost_windows) +
+                       " benchmark window(s) have no counts (" +
+                       counters.lost_reason + ")");
+  for (auto& b : data.benchmarks) {
+    b.counters.counters_file = true;
+    b.counters.user_only = user_only;
+    b.counters.lost_windows = counters.lost_windows;
+    count_cpu(b, folder + ": " + b.uri, warnings);
+  }
+}
+
 base::Result<FolderData> load_folder(const std::string& folder,
                                      std::vector<std::string>& warnings) {
   if (auto status = check_directory(folder); !status)
@@ -270,6 +448,11 @@ base::Result<FolderData> load_folder(const std::string& folder,
   if (!files) return std::move(files.error());
   auto timestamps = read_timestamps(layout, warnings);
   if (timestamps) assign_marker_rounds(*timestamps, data);
+  auto counters = read_counters(layout, warnings);
+  if (counters && !timestamps)
+    warnings.push_back(folder +
+                       ": runner.counters.json without "
+                       "ExecutionTimestamps.msgpack: windows not assigned");
   if (data.benchmarks.empty()) {
     // The first thing skipped in this folder says why, if anything was.
     const std::string skipped =
@@ -285,6 +468,10 @@ base::Result<FolderData> load_folder(const std::string& folder,
   for (auto& b : data.benchmarks) {
     if (b.name.empty()) b.name = name_from_uri(b.uri);
     choose_data(b, folder, warnings);
+  }
+  if (counters && timestamps) {
+    assign_windows(*timestamps, *counters, data);
+    count_folder(data, *counters, folder, warnings);
   }
   return data;
 }
@@ -343,8 +530,10 @@ LoadedSide pool_side(const std::vector<FolderData>& folders,
     samples.uri = uri;
     samples.name = parts.front()->name;
     samples.samples = pool_folders(parts, side, uri, warnings);
-    for (const auto* b : parts)
+    for (const auto* b : parts) {
       samples.folder_medians_ns.push_back(folder_median(*b));
+      samples.folder_counters.push_back(b->counters);
+    }
     samples.samples.folder_medians_ns = samples.folder_medians_ns;
     out.benchmarks.push_back(std::move(samples));
   }

@@ -40,12 +40,11 @@ std::pair<double, size_t> reported_cpu_ns(const std::string& file) {
 // Runs `runner exec` on cpu_burner MODE MS; the counters file.
 nlohmann::json run_burner(const TempDir& dir, const std::string& mode,
                           const std::string& ms, const std::string& out) {
-  auto r = run_process(
-      runner_argv("exec", dir.file("profile"), dir.path(),
-                  {"--warmup-time", "0", "--max-rounds",
-                   std::to_string(kRounds)},
-                  {binary("CPU_BURNER_BIN"), mode, ms, out}),
-      env_with_harness());
+  auto r = run_process(runner_argv("exec", dir.file("profile"), dir.path(),
+                                   {"--warmup-time", "0", "--max-rounds",
+                                    std::to_string(kRounds)},
+                                   {binary("CPU_BURNER_BIN"), mode, ms, out}),
+                       env_with_harness());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   return read_json_file(dir.file("profile") + "/runner.counters.json");
@@ -104,8 +103,8 @@ TEST_SUITE("e2e") {
         // The window also holds exec-harness's fork/exec/wait of each
         // round: up to 3% + 3 ms a round above what the runs report, never
         // below it by more than getrusage's rounding.
-        MESSAGE(std::string(mode) << ": task-clock " << counted / 1e6 << " ms, rusage "
-                     << reported / 1e6 << " ms");
+        MESSAGE(std::string(mode) << ": task-clock " << counted / 1e6
+                                  << " ms, rusage " << reported / 1e6 << " ms");
         CHECK(counted >= reported * 0.99);
         CHECK(counted <= reported * 1.03 + 3e6 * kRounds);
       }
@@ -167,11 +166,10 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("refused perf events: the run goes on, the file says why") {
     TempDir dir;
-    auto argv = runner_argv("exec", dir.file("profile"), dir.path(),
-                            {"--allow-no-profile", "--warmup-time", "0",
-                             "--max-rounds", "2"},
-                            {binary("CPU_BURNER_BIN"), "spin", "10",
-                             dir.file("cpu.txt")});
+    auto argv = runner_argv(
+        "exec", dir.file("profile"), dir.path(),
+        {"--allow-no-profile", "--warmup-time", "0", "--max-rounds", "2"},
+        {binary("CPU_BURNER_BIN"), "spin", "10", dir.file("cpu.txt")});
     argv.insert(argv.begin(), binary("NO_PERF_EVENTS_BIN"));
     auto r = run_process(argv, env_with_harness());
     INFO(r.err);

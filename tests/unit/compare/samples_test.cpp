@@ -303,3 +303,178 @@ TEST_CASE("samples: ExecutionTimestamps.msgpack nested 100,000 deep") {
   CHECK(side->warnings[0].find("nested deeper than 128 levels") !=
         std::string::npos);
 }
+
+// ---- runner.counters.json: CPU time per iteration -------------------------
+
+namespace {
+
+// URIs announced at the given times, no markers.
+void write_uris(const std::string& folder,
+                const std::vector<std::pair<uint64_t, std::string>>& uris) {
+  std::filesystem::create_directories(folder);
+  format::ExecutionTimestamps ts;
+  ts.uri_by_ts = uris;
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(folder).execution_timestamps(),
+      format::write_execution_timestamps(ts)));
+}
+
+format::CounterWindow window(uint64_t start, uint64_t stop, uint64_t cpu_ns) {
+  format::CounterWindow w;
+  w.start_ns = start;
+  w.stop_ns = stop;
+  w.task_clock = format::CounterDelta{cpu_ns, stop - start, stop - start};
+  return w;
+}
+
+void write_counters(const std::string& folder,
+                    const std::vector<format::CounterWindow>& windows,
+                    uint64_t lost = 0) {
+  format::RunCounters c;
+  c.counters = {{"task-clock", true, false, ""},
+                {"instructions", false, false, "no hardware PMU here"},
+                {"cycles", false, false, "no hardware PMU here"}};
+  c.windows = windows;
+  c.lost_windows = lost;
+  if (lost > 0) c.lost_reason = "read failed";
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(folder).run_counters(),
+      format::write_run_counters(c)));
+}
+
+// A benchmark with round arrays: `rounds` rounds of `iters` iterations of
+// `round_ns` each.
+format::BenchmarkResult rounds_result(const std::string& name, size_t rounds,
+                                      uint64_t iters, uint64_t round_ns) {
+  format::BenchmarkResult r =
+      summary(name, double(round_ns) / iters, rounds, iters);
+  r.times_per_round_ns.assign(rounds, round_ns);
+  r.iters_per_round.assign(rounds, iters);
+  return r;
+}
+
+bool has_warning(const compare::LoadedSide& side, const std::string& part) {
+  return std::any_of(
+      side.warnings.begin(), side.warnings.end(),
+      [&](const auto& w) { return w.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("samples: each window's task-clock goes to the URI announced next") {
+  TempDir dir;
+  const std::string f = dir.file("a");
+  // a: 4 rounds x 10 iterations of 1 ms; b: 2 rounds x 5 of 2 ms.
+  write_results(f, {rounds_result("a", 4, 10, 1'000'000),
+                    rounds_result("b", 2, 5, 2'000'000)});
+  write_uris(f, {{10'000'000, "t.cpp::a"}, {30'000'000, "t.cpp::b"}});
+  // a's window (4 ms of rounds in 4.1 ms), then b's, in two windows; a
+  // window after the last URI belongs to none.
+  write_counters(f, {window(5'000'000, 9'100'000, 8'000'000),
+                     window(11'000'000, 13'000'000, 1'000'000),
+                     window(14'000'000, 16'100'000, 3'000'000),
+                     window(40'000'000, 41'000'000, 99)});
+  auto side = compare::load_side("head", {f});
+  REQUIRE_MESSAGE(side, side.error().what());
+  const auto* a = find(*side, "t.cpp::a");
+  const auto* b = find(*side, "t.cpp::b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  REQUIRE(a->folder_counters.size() == a->folder_medians_ns.size());
+  const compare::FolderCounters& ca = a->folder_counters[0];
+  CHECK(ca.counters_file);
+  CHECK(ca.windows == 1);
+  CHECK(ca.iterations == 40);
+  CHECK(ca.warmup_iterations == 0);
+  REQUIRE(ca.cpu_ns_per_iter);
+  CHECK(*ca.cpu_ns_per_iter == doctest::Approx(8'000'000.0 / 40));
+  CHECK_FALSE(ca.instructions_per_iter);
+  const compare::FolderCounters& cb = b->folder_counters[0];
+  CHECK(cb.windows == 2);
+  CHECK(cb.task_clock_ns == 4'000'000);
+  REQUIRE(cb.cpu_ns_per_iter);
+  CHECK(*cb.cpu_ns_per_iter == doctest::Approx(4'000'000.0 / 10));
+  CHECK_FALSE(has_warning(*side, "outside the measured rounds"));
+}
+
+TEST_CASE("samples: warmup iterations count when the window held them") {
+  TempDir dir;
+  // Summary stats only (as CodSpeed's integrations write them): 10 rounds
+  // of 100 iterations, 1 us each: 1 ms measured; 500 warmup iterations
+  // (0.5 ms at that pace).
+  auto result = summary("w", 1000, 10, 100);
+  result.stats.total_time = 1e-3;
+  result.stats.warmup_iters = 500;
+  for (bool inside : {false, true}) {
+    CAPTURE(inside);
+    const std::string f = dir.file(inside ? "inside" : "outside");
+    write_results(f, {result});
+    write_uris(f, {{100'000'000, "t.cpp::w"}});
+    // The window: the rounds alone, or the rounds and the warmup.
+    const uint64_t wall = inside ? 1'550'000 : 1'020'000;
+    write_counters(f, {window(50'000'000, 50'000'000 + wall, 3'000'000)});
+    auto side = compare::load_side("base", {f});
+    REQUIRE_MESSAGE(side, side.error().what());
+    const auto& c = side->benchmarks.at(0).folder_counters.at(0);
+    CHECK(c.iterations == (inside ? 1500 : 1000));
+    CHECK(c.warmup_iterations == (inside ? 500 : 0));
+    REQUIRE(c.cpu_ns_per_iter);
+    CHECK(*c.cpu_ns_per_iter == doctest::Approx(3e6 / (inside ? 1500 : 1000)));
+  }
+}
+
+TEST_CASE("samples: unmeasured window time without reported warmup is said") {
+  TempDir dir;
+  const std::string f = dir.file("f");
+  // exec-harness style: warmup rounds inside the window, warmup_iters 0.
+  write_results(f, {rounds_result("x", 5, 1, 10'000'000)});
+  write_uris(f, {{200'000'000, "t.cpp::x"}});
+  write_counters(f, {window(0, 150'000'000, 140'000'000)});
+  auto side = compare::load_side("head", {f});
+  REQUIRE_MESSAGE(side, side.error().what());
+  CHECK(has_warning(*side, "66% of its benchmark windows is outside"));
+  const auto& c = side->benchmarks.at(0).folder_counters.at(0);
+  CHECK(c.iterations == 5);
+}
+
+TEST_CASE("samples: folders without counters, broken counters, lost windows") {
+  TempDir dir;
+  const std::string with = dir.file("with"), without = dir.file("without"),
+                    broken = dir.file("broken");
+  for (const auto& f : {with, without, broken}) {
+    write_results(f, {rounds_result("a", 4, 10, 1'000'000)});
+    write_uris(f, {{10'000'000, "t.cpp::a"}});
+  }
+  write_counters(with, {window(1'000'000, 6'000'000, 4'000'000)}, 2);
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(broken).run_counters(), "{\"version\": 1, "));
+  auto side = compare::load_side("head", {with, without, broken});
+  REQUIRE_MESSAGE(side, side.error().what());
+  const auto& b = side->benchmarks.at(0);
+  REQUIRE(b.folder_counters.size() == 3);
+  CHECK(b.folder_counters[0].cpu_ns_per_iter);
+  CHECK(b.folder_counters[0].lost_windows == 2);
+  CHECK_FALSE(b.folder_counters[1].counters_file);
+  CHECK_FALSE(b.folder_counters[1].cpu_ns_per_iter);
+  CHECK_FALSE(b.folder_counters[2].counters_file);
+  CHECK_FALSE(b.folder_counters[2].cpu_ns_per_iter);
+  CHECK(has_warning(*side, "2 benchmark window(s) have no counts"));
+  CHECK(has_warning(*side, "runner.counters.json: not JSON"));
+}
+
+TEST_CASE("samples: instructions per iteration, multiplexed said") {
+  TempDir dir;
+  const std::string f = dir.file("f");
+  write_results(f, {rounds_result("a", 2, 50, 1'000'000)});
+  write_uris(f, {{10'000'000, "t.cpp::a"}});
+  auto w = window(1'000'000, 3'000'000, 2'000'000);
+  w.instructions = format::CounterDelta{5'000'000, 2'000'000, 1'000'000};
+  write_counters(f, {w});
+  auto side = compare::load_side("head", {f});
+  REQUIRE_MESSAGE(side, side.error().what());
+  const auto& c = side->benchmarks.at(0).folder_counters.at(0);
+  REQUIRE(c.instructions_per_iter);
+  CHECK(*c.instructions_per_iter == doctest::Approx(50'000));
+  CHECK(c.multiplexed);
+  CHECK(has_warning(*side, "multiplexed"));
+}

@@ -1,7 +1,6 @@
 // format/run_counters: runner.counters.json written and read back; broken
 // files give errors that say what is wrong.
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "format/format.hpp"
@@ -89,8 +88,7 @@ TEST_CASE("runner.counters.json: wrong types and values are named") {
       {[](nlohmann::json& j) { j["clock"] = "CLOCK_REALTIME"; },
        "clock 'CLOCK_REALTIME' is not CLOCK_MONOTONIC"},
       {[](nlohmann::json& j) { j.erase("windows"); }, "missing 'windows'"},
-      {[](nlohmann::json& j) { j["windows"] = 3; },
-       "windows is not an array"},
+      {[](nlohmann::json& j) { j["windows"] = 3; }, "windows is not an array"},
       {[](nlohmann::json& j) { j["windows"][1] = "x"; },
        "windows[1] is not an object"},
       {[](nlohmann::json& j) { j["windows"][0]["start_ns"] = -5; },
@@ -101,9 +99,7 @@ TEST_CASE("runner.counters.json: wrong types and values are named") {
        "windows[0]: stop_ns before start_ns"},
       {[](nlohmann::json& j) { j["windows"][0]["task-clock"] = 7; },
        "windows[0].task-clock is not an object"},
-      {[](nlohmann::json& j) {
-         j["windows"][0]["task-clock"].erase("value");
-       },
+      {[](nlohmann::json& j) { j["windows"][0]["task-clock"].erase("value"); },
        "missing 'windows[0].task-clock.value'"},
       {[](nlohmann::json& j) {
          j["windows"][0]["instructions"]["running_ns"] = 99999;
