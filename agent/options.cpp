@@ -211,6 +211,8 @@ constexpr const char* kArtifacts =
     "(bincode V4)\n"
     "  perf.metadata                 per-pid load biases and keys, counters\n"
     "  ExecutionTimestamps.msgpack   benchmark URIs and markers\n"
+    "  runner.counters.json          CPU time (task-clock) of each benchmark "
+    "window\n"
     "  results/<pid>.json            walltime results written by the "
     "benchmark\n"
     "  runner.log                    the runner's own log";
