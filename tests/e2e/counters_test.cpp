@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include "compare/samples.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -109,6 +110,30 @@ TEST_SUITE("e2e") {
         CHECK(counted <= reported * 1.03 + 3e6 * kRounds);
       }
     }
+  }
+
+  TEST_CASE("compare's loader: CPU time per iteration of a real folder") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    const std::string out = dir.file("cpu.txt");
+    run_burner(dir, "threads", "30", out);
+    auto side = runner::compare::load_side("head", {dir.file("profile")});
+    REQUIRE_MESSAGE(side, side.error().what());
+    REQUIRE(side->benchmarks.size() == 1);
+    const auto& b = side->benchmarks[0];
+    REQUIRE(b.folder_counters.size() == 1);
+    const auto& c = b.folder_counters[0];
+    CHECK(c.windows == 1);
+    CHECK(c.iterations == kRounds);  // exec-harness: one per round
+    REQUIRE(c.cpu_ns_per_iter);
+    const auto [reported, runs] = reported_cpu_ns(out);
+    REQUIRE(runs == static_cast<size_t>(kRounds));
+    const double per_run = reported / kRounds;
+    MESSAGE("cpu per iteration " << *c.cpu_ns_per_iter / 1e6
+                                 << " ms, rusage per run " << per_run / 1e6
+                                 << " ms");
+    CHECK(*c.cpu_ns_per_iter >= per_run * 0.99);
+    CHECK(*c.cpu_ns_per_iter <= per_run * 1.03 + 3e6);
   }
 
   TEST_CASE("without a hardware PMU instructions and cycles are absent") {
