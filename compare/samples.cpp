@@ -437,8 +437,10 @@ void count_folder(FolderData& data, const format::RunCounters& counters,
   }
 }
 
+// `cpu_warnings` gets what concerns runner.counters.json alone.
 base::Result<FolderData> load_folder(const std::string& folder,
-                                     std::vector<std::string>& warnings) {
+                                     std::vector<std::string>& warnings,
+                                     std::vector<std::string>& cpu_warnings) {
   if (auto status = check_directory(folder); !status)
     return std::move(status.error());
   format::ProfileLayout layout(folder);
@@ -448,11 +450,11 @@ base::Result<FolderData> load_folder(const std::string& folder,
   if (!files) return std::move(files.error());
   auto timestamps = read_timestamps(layout, warnings);
   if (timestamps) assign_marker_rounds(*timestamps, data);
-  auto counters = read_counters(layout, warnings);
+  auto counters = read_counters(layout, cpu_warnings);
   if (counters && !timestamps)
-    warnings.push_back(folder +
-                       ": runner.counters.json without "
-                       "ExecutionTimestamps.msgpack: windows not assigned");
+    cpu_warnings.push_back(folder +
+                           ": runner.counters.json without "
+                           "ExecutionTimestamps.msgpack: windows not assigned");
   if (data.benchmarks.empty()) {
     // The first thing skipped in this folder says why, if anything was.
     const std::string skipped =
@@ -471,7 +473,7 @@ base::Result<FolderData> load_folder(const std::string& folder,
   }
   if (counters && timestamps) {
     assign_windows(*timestamps, *counters, data);
-    count_folder(data, *counters, folder, warnings);
+    count_folder(data, *counters, folder, cpu_warnings);
   }
   return data;
 }
@@ -545,16 +547,18 @@ LoadedSide pool_side(const std::vector<FolderData>& folders,
 
 base::Result<LoadedSide> load_side(std::string_view side,
                                    const std::vector<std::string>& folders) {
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings, cpu_warnings;
   std::vector<FolderData> data;
   for (const std::string& folder : folders) {
-    auto loaded = load_folder(folder, warnings);
+    auto loaded = load_folder(folder, warnings, cpu_warnings);
     if (!loaded)
       return base::Error(std::string(side) + " folder '" + folder +
                          "': " + loaded.error().what());
     data.push_back(std::move(*loaded));
   }
-  return pool_side(data, std::string(side), std::move(warnings));
+  LoadedSide out = pool_side(data, std::string(side), std::move(warnings));
+  out.counter_warnings = std::move(cpu_warnings);
+  return out;
 }
 
 format::BenchmarkStats pool_summaries(

@@ -88,6 +88,10 @@ struct LoadedSide {
   std::vector<BenchmarkSamples> benchmarks;
   // Data left out or a weaker source chosen, each naming folder and URI.
   std::vector<std::string> warnings;
+  // The same of runner.counters.json (unreadable files, lost windows,
+  // multiplexed counters, window time no iteration explains): they concern
+  // the CPU time and instruction metrics only.
+  std::vector<std::string> counter_warnings;
 };
 
 // Loads `folders` (at least one). `side` ("base", "head") starts every

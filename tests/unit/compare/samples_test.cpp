@@ -355,7 +355,7 @@ format::BenchmarkResult rounds_result(const std::string& name, size_t rounds,
 
 bool has_warning(const compare::LoadedSide& side, const std::string& part) {
   return std::any_of(
-      side.warnings.begin(), side.warnings.end(),
+      side.counter_warnings.begin(), side.counter_warnings.end(),
       [&](const auto& w) { return w.find(part) != std::string::npos; });
 }
 
@@ -395,6 +395,8 @@ TEST_CASE("samples: each window's task-clock goes to the URI announced next") {
   REQUIRE(cb.cpu_ns_per_iter);
   CHECK(*cb.cpu_ns_per_iter == doctest::Approx(4'000'000.0 / 10));
   CHECK_FALSE(has_warning(*side, "outside the measured rounds"));
+  CHECK(side->warnings.empty());
+  CHECK(side->warnings.empty());
 }
 
 TEST_CASE("samples: warmup iterations count when the window held them") {
