@@ -136,6 +136,35 @@ TEST_SUITE("e2e") {
     CHECK(*c.cpu_ns_per_iter <= per_run * 1.03 + 3e6);
   }
 
+  TEST_CASE("runner run, several benchmarks: one window each, on its URI") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto r = run_process(runner_argv("run", dir.file("profile"), dir.path(), {},
+                                     {binary("EXAMPLE_BIN"), "--rounds", "3"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto side = runner::compare::load_side("head", {dir.file("profile")});
+    REQUIRE_MESSAGE(side, side.error().what());
+    REQUIRE(side->benchmarks.size() == 3);  // fib, memcpy, sort
+    for (const auto& b : side->benchmarks) {
+      CAPTURE(b.uri);
+      REQUIRE(b.folder_counters.size() == 1);
+      const auto& c = b.folder_counters[0];
+      CHECK(c.windows == 1);
+      CHECK(c.iterations == 3);
+      REQUIRE(c.cpu_ns_per_iter);
+      // CPU-bound rounds on one thread: CPU time per iteration above zero
+      // and not above the rounds' mean wall time by more than 5% (the
+      // window also holds the markers sent after the rounds).
+      REQUIRE(b.samples.times_ns.size() == 3);
+      double mean = 0;
+      for (double t : b.samples.times_ns) mean += t / 3;
+      CHECK(*c.cpu_ns_per_iter > 0);
+      CHECK(*c.cpu_ns_per_iter <= mean * 1.05 + 1e6);
+    }
+    CHECK(side->counter_warnings.empty());
+  }
+
   TEST_CASE("without a hardware PMU instructions and cycles are absent") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     const int err = pmu_refusal();
