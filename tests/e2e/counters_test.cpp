@@ -4,6 +4,7 @@
 // forking and in the kernel; hardware counters absent without a PMU and
 // present with one; lost windows; refused perf events never failing a run.
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -163,6 +164,50 @@ TEST_SUITE("e2e") {
       CHECK(*c.cpu_ns_per_iter <= mean * 1.05 + 1e6);
     }
     CHECK(side->counter_warnings.empty());
+  }
+
+  TEST_CASE("an ordinary user: task-clock still counts kernel time") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const bool root = ::geteuid() == 0;
+    if (root && ::access("/usr/bin/setpriv", X_OK) != 0)
+      RUNNER_SKIP_CASE("root without /usr/bin/setpriv to become nobody");
+    std::ifstream paranoid_file("/proc/sys/kernel/perf_event_paranoid");
+    int paranoid = 2;
+    paranoid_file >> paranoid;
+    if (paranoid > 2)
+      RUNNER_SKIP_CASE("kernel.perf_event_paranoid " +
+                       std::to_string(paranoid) +
+                       " refuses perf events to ordinary users");
+    TempDir dir;
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    const std::string out = dir.file("cpu.txt");
+    auto argv = runner_argv("exec", dir.file("profile"), dir.path(),
+                            {"--warmup-time", "0", "--max-rounds", "3"},
+                            {binary("CPU_BURNER_BIN"), "syscalls", "100", out});
+    if (root)
+      argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=65534",
+                                 "--regid=65534", "--clear-groups"});
+    auto r = run_process(
+        argv, {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN"),
+               "XDG_CACHE_HOME=" + dir.file("cache"), "HOME=" + dir.path()});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto doc = read_json_file(dir.file("profile") + "/runner.counters.json");
+    INFO(doc.dump(2));
+    const auto* info = counter_info(doc, "task-clock");
+    REQUIRE(info != nullptr);
+    REQUIRE((*info)["counted"] == true);
+    // Kernel counting is refused to ordinary users from paranoid 2 on.
+    CHECK((*info)["user_only"] == (paranoid >= 2));
+    REQUIRE(doc["windows"].size() == 1);
+    const double counted = doc["windows"][0]["task-clock"]["value"];
+    const auto [reported, runs] = reported_cpu_ns(out);
+    REQUIRE(runs == 3);
+    MESSAGE("user_only " << (*info)["user_only"] << ": task-clock "
+                         << counted / 1e6 << " ms, rusage " << reported / 1e6
+                         << " ms (mostly kernel time)");
+    CHECK(counted >= reported * 0.99);
+    CHECK(counted <= reported * 1.03 + 3e6 * 3);
   }
 
   TEST_CASE("without a hardware PMU instructions and cycles are absent") {
