@@ -29,7 +29,7 @@
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
 #include "fifo/fifo.hpp"
-#include "format/run_counters.hpp"
+#include "format/format.hpp"
 #include "perfdata/perfdata.hpp"
 #include "profiler/profiler.hpp"
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "base/base.hpp"
-#include "format/run_counters.hpp"
+#include "format/format.hpp"
 #include "profiler/perf_event.hpp"
 
 namespace runner::profiler {
