@@ -256,6 +256,12 @@ results::BenchmarkResult make_result(const std::string& full_name,
   result.name = truncate_name(full_name);
   result.uri = uri;
   result.stats = results::compute_stats(round_ns);
+  // The warmup rounds (inside the benchmark's window, but for interleaved
+  // runs: the runner's CPU counters count them only when the window's time
+  // holds them); a single warmup round that reached max_time is the
+  // measured round itself.
+  result.stats.warmup_iters =
+      outcome.single_warmup_round ? 0 : outcome.warmup_rounds;
   // The raw rounds, for `runner compare`: one spawn + wait per round.
   result.iters_per_round.assign(round_ns.size(), 1);
   result.times_per_round_ns = std::move(round_ns);
