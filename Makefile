@@ -130,7 +130,7 @@ FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map jitdump pipedata report \
                 compare_report compare_results compare_markers \
                 store_documents unpack_archive \
-                store_listing upload_answer store_record
+                store_listing upload_answer store_record run_counters
 fuzz: test-deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
