@@ -22,6 +22,9 @@ Modes (--modes, default all):
   pooled        --pooled-runs runs per side (exec-default settings), compared
                 as `runner compare A1 B1 --base A2 --head B2 ...`
   paired        `runner compare --paired --pairs 20 'A' 'B'`
+  interleaved   one `runner exec --interleave --warmup-time 200ms
+                --max-rounds 20 -- A ::: B` (A and B alternating round by
+                round in one run), then `runner compare --interleaved`
 
 Within a condition the pairs are interleaved (pair 1 of every mode and kind,
 then pair 2, ...) and the sides of a pair alternate their order, so that
@@ -53,7 +56,7 @@ import sys
 import time
 
 CONDITIONS = ("quiet", "cpu", "memory")
-MODES = ("exec-rounds", "exec-default", "pooled", "paired")
+MODES = ("exec-rounds", "exec-default", "pooled", "paired", "interleaved")
 KNOWN_VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -107,7 +110,8 @@ def parse_args():
                    default=list(CONDITIONS),
                    help="default quiet,cpu,memory")
     p.add_argument("--modes", type=csv(MODES), default=list(MODES),
-                   help="default exec-rounds,exec-default,pooled,paired")
+                   help="default exec-rounds,exec-default,pooled,paired,"
+                        "interleaved")
     p.add_argument("--rounds", type=int, default=20,
                    help="exec-rounds: --max-rounds (default 20)")
     p.add_argument("--warmup", default="100ms",
@@ -116,6 +120,9 @@ def parse_args():
                    help="pooled: runs per side (default 3)")
     p.add_argument("--paired-pairs", type=int, default=20,
                    help="paired: runner compare --pairs (default 20)")
+    p.add_argument("--interleaved-rounds", type=int, default=20,
+                   help="interleaved: --max-rounds, rounds of each command "
+                        "(default 20)")
     p.add_argument("--memory-mib", type=int, default=256,
                    help="memory: the neighbour's buffer in MiB (default 256)")
     p.add_argument("--out", default="bench-compare",
@@ -126,7 +133,7 @@ def parse_args():
                         "machines)")
     args = p.parse_args()
     for name in ("pairs", "rounds", "pooled_runs", "paired_pairs",
-                 "memory_mib"):
+                 "interleaved_rounds", "memory_mib"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     return args
@@ -291,6 +298,25 @@ def run_paired(args, slower):
     return parse_compare(subprocess.run(argv, capture_output=True, text=True))
 
 
+def run_interleaved(args, slower):
+    """One `runner exec --interleave` of A (the base) and B, then
+    `runner compare --interleaved` on its folder."""
+    folder = os.path.join(args.out, "work", "interleaved")
+    shutil.rmtree(folder, ignore_errors=True)
+    head = [args.workload] + (["--slower", str(slower)] if slower else [])
+    argv = ([args.runner, "exec", "--interleave", "--profile-folder", folder,
+             "--name", "workload", "--warmup-time", "200ms", "--max-rounds",
+             str(args.interleaved_rounds), "--", args.workload, ":::"] + head)
+    env = dict(os.environ, RUNNER_EXEC_HARNESS=args.harness)
+    run = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise Failure(f"runner exec --interleave failed ({run.returncode}): "
+                      f"{run.stderr[-2000:]}")
+    argv = [args.runner, "compare", "--interleaved", folder, "--out",
+            os.path.join(folder, "compare"), "--format", "json"]
+    return parse_compare(subprocess.run(argv, capture_output=True, text=True))
+
+
 def run_comparison(args, condition, mode, kind, slower, index):
     with maybe_locked(args.lock):
         load = os.getloadavg()[0]
@@ -298,6 +324,8 @@ def run_comparison(args, condition, mode, kind, slower, index):
         try:
             if mode == "paired":
                 result = run_paired(args, slower)
+            elif mode == "interleaved":
+                result = run_interleaved(args, slower)
             else:
                 result = run_folders(args, mode, slower, index)
         except Failure as failure:
