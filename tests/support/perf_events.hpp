@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -16,13 +17,13 @@
 
 namespace runner::testing {
 
-// 0 when perf_event_open works here (or fails for a reason other than
-// permission), else the errno that refused it (EACCES, EPERM, ENOSYS).
-inline int perf_events_refused() {
+// 0 when a disabled user-only event of `type` and `config` opens on this
+// process, else the errno that refused it.
+inline int perf_event_open_errno(uint32_t type, uint64_t config) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.type = type;
+  attr.config = config;
   attr.disabled = 1;
   attr.exclude_kernel = 1;
   long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
@@ -30,7 +31,14 @@ inline int perf_events_refused() {
     ::close(static_cast<int>(fd));
     return 0;
   }
-  const int err = errno;
+  return errno;
+}
+
+// 0 when perf_event_open works here (or fails for a reason other than
+// permission), else the errno that refused it (EACCES, EPERM, ENOSYS).
+inline int perf_events_refused() {
+  const int err =
+      perf_event_open_errno(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
   return err == EACCES || err == EPERM || err == ENOSYS ? err : 0;
 }
 
