@@ -157,10 +157,12 @@ fuzz: test-deps
 # runner compare's calibration on this machine (bench/compare/compare_bench.py):
 # false alarms (A/A) and detections (A/B at 3, 5, 10% slowdown of
 # compare_workload), 20 comparisons each, per condition (quiet, a CPU-bound
-# neighbour, a memory-bandwidth neighbour compiled with cc) and mode (runner
-# exec with 20 rounds or its defaults, 3 runs per side pooled, --paired),
-# with the time each comparison took. Some hours on 2 cores in full; narrow
-# it with BENCH_COMPARE_ARGS (--conditions, --modes, --slowdowns, --pairs).
+# neighbour, a memory-bandwidth neighbour compiled with cc), mode (runner
+# exec with 20 rounds or its defaults, 3 runs per side pooled, --paired,
+# interleaved) and metric (wall by default; --metrics wall,cpu), with the
+# time each comparison took. Some hours on 2 cores in full; narrow it with
+# BENCH_COMPARE_ARGS (--conditions, --modes, --metrics, --slowdowns,
+# --pairs; --threshold PCT for runner compare).
 # The tables are printed and written to $(BENCH_COMPARE_OUT)/compare_bench.json.
 BENCH_COMPARE_OUT ?= $(BUILD)/bench-compare
 BENCH_COMPARE_ARGS ?=
