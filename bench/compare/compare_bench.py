@@ -83,7 +83,7 @@ MODES = ("exec-rounds", "exec-default", "pooled", "paired", "interleaved")
 METRICS = ("wall", "cpu", "instructions")
 # The paired mode's runs happen inside `runner compare --paired`, unprofiled.
 WALL_ONLY_MODES = {"paired": "runner compare --paired runs the commands "
-                             "itself, unprofiled: no CPU counters"}
+                             "itself, unprofiled: no counters"}
 KNOWN_VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
