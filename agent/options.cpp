@@ -46,6 +46,11 @@ constexpr std::array<Named<format::Correction>, 3> kCorrections{{
     {"bh", format::Correction::kBenjaminiHochberg},
     {"none", format::Correction::kNone},
 }};
+constexpr std::array<Named<format::Metric>, 3> kMetrics{{
+    {"wall", format::Metric::kWall},
+    {"cpu", format::Metric::kCpu},
+    {"instructions", format::Metric::kInstructions},
+}};
 
 constexpr uint32_t kMaxFrequency = 100000;
 constexpr auto kMaxKillAfter = std::chrono::hours(1);
@@ -452,6 +457,15 @@ constexpr const char* kCompareFooter =
     "./bench-old ::: ./bench-new\n"
     "  runner compare --interleaved ab\n"
     "\n"
+    "Metric (--metric): wall compares the rounds' elapsed time, what a user "
+    "waits\nfor; cpu compares the CPU time the runner counted (task-clock, "
+    "user + kernel\nof the benchmark's process tree) per iteration, which a "
+    "busy machine's waiting\nfor a CPU does not inflate; instructions "
+    "compares instructions per\niteration (hardware PMU only), the most "
+    "stable and the least like time. cpu\nand instructions have a value per "
+    "round in an interleaved run (a benchmark\nwindow per round), else one "
+    "per run: then give several runs per side\n(--base/--head).\n"
+    "\n"
     "Exit status: 0 no benchmark regressed, 1 at least one regressed, 3 none "
     "regressed\nand one is inconclusive with --fail-on-inconclusive, 2 bad "
     "input (missing\nfolder, no results, unreadable JSON) or an output that "
@@ -508,6 +522,11 @@ void add_compare_settings(CLI::App& sub, compare::CompareOptions& options) {
                   "(Benjamini–Hochberg; controls the false discovery rate, "
                   "the expected share of false alarms among the flagged) or "
                   "none");
+  add_enum_option(sub, "--metric", settings.metric, kMetrics,
+                  "What is compared per iteration: wall (default: the "
+                  "rounds' elapsed time), cpu (the benchmark's CPU time, user "
+                  "+ kernel of its processes, counted by the runner) or "
+                  "instructions (hardware PMU only); see below");
   add_parsed_option(sub, "--top", options.top, parse_top, "N",
                     "Functions per benchmark by change of self-time share "
                     "(default 10)");
@@ -653,6 +672,12 @@ std::optional<int> finish_compare(const CLI::App& sub, CommandLine& out) {
                                  (options.base.empty() ? "BASE" : "HEAD") +
                                  " (usage: runner compare [OPTIONS] BASE "
                                  "HEAD)");
+  if (options.settings.paired &&
+      options.settings.metric != format::Metric::kWall)
+    return usage_error(&sub,
+                       "--paired times wall clock only (no counters): for "
+                       "--metric cpu or instructions, use 'runner exec "
+                       "--interleave' and 'runner compare --interleaved'");
   if (options.settings.paired &&
       (options.base.size() != 1 || options.head.size() != 1))
     return usage_error(&sub,

@@ -31,9 +31,11 @@ using StacksByUri = std::map<std::string, std::vector<report::FoldedStack>>;
 BenchmarkComparison compare_one(const BenchmarkSamples& base,
                                 const BenchmarkSamples& head,
                                 const CompareOptions& options) {
+  // The store's history holds wall times: no other metric's noise.
   std::span<const double> history;
   if (auto it = options.history_medians_ns.find(head.uri);
-      it != options.history_medians_ns.end())
+      it != options.history_medians_ns.end() &&
+      options.settings.metric == format::Metric::kWall)
     history = it->second;
   BenchmarkComparison c =
       compare_benchmark(base.samples, head.samples, options.settings, history);
@@ -281,7 +283,7 @@ int run_paired_mode(const CompareOptions& options, std::ostream& out,
 int run_interleaved_mode(const CompareOptions& options, std::ostream& out,
                          std::ostream& err) {
   const std::string& folder = options.head.front();
-  auto pair = load_interleaved(folder);
+  auto pair = load_interleaved(folder, options.settings.metric);
   if (!pair) {
     err << "runner compare: " << pair.error().what() << "\n";
     return 2;
@@ -298,14 +300,9 @@ int run_interleaved_mode(const CompareOptions& options, std::ostream& out,
                      report.settings);
   c.uri = pair->head.uri;
   c.name = pair->head.name + " vs " + pair->base.name;
+  c.base.folders = c.head.folders = 1;  // rounds of one run, not commands
   report.benchmarks.push_back(std::move(c));
   apply_verdicts(report.benchmarks, report.settings);
-  // The pairs of an interleaved run come from runner exec's rounds.
-  std::string& reason = report.benchmarks.front().reason;
-  const std::string pairs_hint = "more pairs (--pairs)";
-  if (auto at = reason.find(pairs_hint); at != std::string::npos)
-    reason.replace(at, pairs_hint.size(),
-                   "more rounds (runner exec --interleave --max-rounds)");
   report.warnings = std::move(pair->warnings);
   std::vector<std::string> errors;
   const std::string out_dir = prepare_out_dir(options, errors);
@@ -328,12 +325,12 @@ int run_compare(const CompareOptions& options, std::ostream& out,
   }
   if (options.settings.paired) return run_paired_mode(options, out, err);
   if (options.interleaved) return run_interleaved_mode(options, out, err);
-  auto base = load_side("base", options.base);
+  auto base = load_side("base", options.base, options.settings.metric);
   if (!base) {
     err << "runner compare: " << base.error().what() << "\n";
     return 2;
   }
-  auto head = load_side("head", options.head);
+  auto head = load_side("head", options.head, options.settings.metric);
   if (!head) {
     err << "runner compare: " << head.error().what() << "\n";
     return 2;

@@ -59,9 +59,10 @@ base::Status check_abba_order(const std::vector<std::string>& uris,
   return {};
 }
 
-base::Result<InterleavedPair> load_interleaved(const std::string& folder) {
+base::Result<InterleavedPair> load_interleaved(const std::string& folder,
+                                               format::Metric metric) {
   const std::string where = "interleaved folder " + quoted(folder);
-  auto loaded = load_side("interleaved", {folder});
+  auto loaded = load_side("interleaved", {folder}, metric);
   if (!loaded) return std::move(loaded).error();
   LoadedSide& side = *loaded;
   if (side.benchmarks.size() != 2)
@@ -71,6 +72,12 @@ base::Result<InterleavedPair> load_interleaved(const std::string& folder) {
   InterleavedPair pair{std::move(side.benchmarks[0]),
                        std::move(side.benchmarks[1]), std::move(side.warnings)};
   for (const BenchmarkSamples* b : {&pair.base, &pair.head}) {
+    if (b->samples.source == format::SampleSource::kRuns)
+      return base::Error(where + ": benchmark " + quoted(b->name) +
+                         ": --metric " +
+                         std::string(format::metric_name(metric)) +
+                         ": no count per round (its rounds have no benchmark "
+                         "window each in runner.counters.json)");
     if (b->samples.source != format::SampleSource::kRounds)
       return base::Error(where + ": benchmark " + quoted(b->name) +
                          " has no round times in its results JSON" +

@@ -27,7 +27,10 @@ struct InterleavedPair {
 // ABBA order, one CurrentBenchmark per round: A B B A A B B A ... Without
 // that file the order cannot be checked: a warning says so. Every other
 // case is an Error that says what is wrong and how such a folder is made.
-base::Result<InterleavedPair> load_interleaved(const std::string& folder);
+// With `metric` other than kWall, each round's value is its window's count
+// (load_side): an Error when the folder has no window per round.
+base::Result<InterleavedPair> load_interleaved(
+    const std::string& folder, format::Metric metric = format::Metric::kWall);
 
 // Whether `uris` (CurrentBenchmark order) is exactly A B B A A B ... for
 // `pairs` pairs; the reason when not.

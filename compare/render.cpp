@@ -75,6 +75,29 @@ std::string format_time(std::optional<double> ns) {
   return buffer;
 }
 
+// "812 instr", "1.23 k instr", "45.6 M instr", "1.00 G instr"; "n/a"
+// when unknown.
+std::string format_count(std::optional<double> n) {
+  if (!n || !std::isfinite(*n) || *n < 0) return "n/a";
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e9, "G "}, {1e6, "M "}, {1e3, "k "}};
+  char buffer[64];
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (*n < scale * 0.9995) continue;
+    std::snprintf(buffer, sizeof(buffer), "%.*f %sinstr",
+                  decimals_for(*n / scale), *n / scale, prefix);
+    return buffer;
+  }
+  std::snprintf(buffer, sizeof(buffer), "%.0f instr", *n);
+  return buffer;
+}
+
+// A side's value per iteration in the metric's unit.
+std::string format_value(std::optional<double> v, format::Metric metric) {
+  return metric == format::Metric::kInstructions ? format_count(v)
+                                                 : format_time(v);
+}
+
 // The value (fraction, or points when already x100) with a sign and one
 // decimal: "+10.2", "-0.4", "+0.0".
 std::string signed_one_decimal(double v) {
@@ -264,7 +287,11 @@ constexpr std::string_view kTestTitles[] = {
 constexpr std::string_view kCorrectionTitles[] = {
     "Holm", "Benjamini\xE2\x80\x93Hochberg", "no correction"};
 constexpr std::string_view kSourceTitles[] = {
-    "per-round times", "round markers", "summary stats", "paired rounds"};
+    "per-round times", "round markers", "summary stats", "paired rounds",
+    "one value per run"};
+// What --metric compares, in words (absent for wall, the default).
+constexpr std::string_view kMetricTitles[] = {
+    "", "CPU time per iteration", "instructions per iteration"};
 
 template <typename E, size_t N>
 std::string_view title_of(const std::string_view (&titles)[N], E value) {
@@ -289,6 +316,8 @@ std::string method_line(const CompareReport& report) {
   }
   const format::CompareSettings& s = report.settings;
   std::string out = tests.empty() ? "" : tests + ", ";
+  if (s.metric != format::Metric::kWall)
+    out += std::string(title_of(kMetricTitles, s.metric)) + ", ";
   if (s.paired) out += "paired, ";
   return out + std::string(title_of(kCorrectionTitles, s.correction)) +
          ", alpha " + format_p(s.alpha) + ", threshold " +
@@ -441,8 +470,9 @@ std::string text_table(const CompareReport& report) {
     if (b.verdict == Verdict::kInconclusive && !b.reason.empty())
       verdict += ": " + printable(b.reason);
     rows.push_back({printable(display_name(b.name, b.uri), kNameColumns),
-                    format_time(shown_time(b, b.base)),
-                    format_time(shown_time(b, b.head)), format_change(b),
+                    format_value(shown_time(b, b.base), report.settings.metric),
+                    format_value(shown_time(b, b.head), report.settings.metric),
+                    format_change(b),
                     b.p_value ? format_p(*b.p_value) : "-", verdict});
   }
   return columns_text(rows,
@@ -504,8 +534,10 @@ std::string md_table(const CompareReport& report) {
     std::string verdict(format::verdict_name(b.verdict));
     if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
     out += "| " + md_code(display_name(b.name, b.uri), Md::kCell) + " | " +
-           format_time(shown_time(b, b.base)) + " | " +
-           format_time(shown_time(b, b.head)) + " | " + format_change(b) +
+           format_value(shown_time(b, b.base), report.settings.metric) +
+           " | " +
+           format_value(shown_time(b, b.head), report.settings.metric) +
+           " | " + format_change(b) +
            " | " + verdict + " |\n";
   }
   return out;
@@ -536,7 +568,7 @@ FunctionTime largest_move(const BenchmarkComparison& b, double base_ns,
 // Where the time went: "most of it in `f` (+42.1 ms per iteration, 98% of
 // the change)" (the share of the change for a regression or an
 // improvement), or "" without profiles or times.
-std::string md_where(const BenchmarkComparison& b) {
+std::string md_where(const BenchmarkComparison& b, format::Metric metric) {
   const std::optional<double> base = shown_time(b, b.base);
   const std::optional<double> head = shown_time(b, b.head);
   if (!base || !head) return "";
@@ -544,7 +576,8 @@ std::string md_where(const BenchmarkComparison& b) {
   if (!best.function) return "";
   std::string out = "most of it in " + md_code(best.function->function) + " (" +
                     (best.delta_ns < 0 ? "-" : "+") +
-                    format_time(std::abs(best.delta_ns)) + " per iteration";
+                    format_value(std::abs(best.delta_ns), metric) +
+                    " per iteration";
   const double total = *head - *base;
   if ((b.verdict == Verdict::kRegression ||
        b.verdict == Verdict::kImprovement) &&
@@ -589,11 +622,13 @@ std::string md_line(const BenchmarkComparison& b,
   if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
   std::string said;
   if (b.change)
-    said = format_change(b) + " (" + format_time(shown_time(b, b.base)) +
-           " \xE2\x86\x92 " + format_time(shown_time(b, b.head)) + ")";
+    said = format_change(b) + " (" +
+           format_value(shown_time(b, b.base), settings.metric) +
+           " \xE2\x86\x92 " +
+           format_value(shown_time(b, b.head), settings.metric) + ")";
   const std::string sure = md_how_sure(b, settings);
   if (!sure.empty()) said += (said.empty() ? "" : ", ") + sure;
-  const std::string where = b.verdict == Verdict::kUnchanged ? "" : md_where(b);
+  const std::string where = b.verdict == Verdict::kUnchanged ? "" : md_where(b, settings.metric);
   if (!where.empty()) said += (said.empty() ? "" : "; ") + where;
   return "- " + verdict + " " + md_code(display_name(b.name, b.uri)) +
          (said.empty() ? "" : ": " + said) + "\n";
@@ -606,12 +641,16 @@ std::string md_lines(const CompareReport& report) {
   return out;
 }
 
-std::string md_side(const char* title, const format::CompareSideStats& s) {
+std::string md_side(const char* title, const format::CompareSideStats& s,
+                    format::Metric metric) {
+  const bool runs = s.source == format::SampleSource::kRuns;
   std::string out = std::string("- ") + title + ": median " +
-                    format_time(s.median_ns) + ", mean " +
-                    format_time(s.mean_ns) + ", stdev " +
-                    format_time(s.stdev_ns) + "; " + std::to_string(s.rounds) +
-                    (s.rounds == 1 ? " round" : " rounds");
+                    format_value(s.median_ns, metric) + ", mean " +
+                    format_value(s.mean_ns, metric) + ", stdev " +
+                    format_value(s.stdev_ns, metric) + "; " +
+                    std::to_string(s.rounds) +
+                    (runs ? (s.rounds == 1 ? " run" : " runs")
+                          : (s.rounds == 1 ? " round" : " rounds"));
   if (s.folders > 0)
     out += " from " + std::to_string(s.folders) +
            (s.folders == 1 ? " folder" : " folders");
@@ -675,8 +714,9 @@ std::string md_benchmark(const BenchmarkComparison& b,
   if (b.detectable_change)
     out += "; this data detects changes of about " + std::string(kPlusMinus) +
            printf_string("%.1f%%", *b.detectable_change * 100) + " or more";
-  out += "\n" + md_test(b, settings) + md_runs(b) + md_side("base", b.base) +
-         md_side("head", b.head);
+  out += "\n" + md_test(b, settings) + md_runs(b) +
+         md_side("base", b.base, settings.metric) +
+         md_side("head", b.head, settings.metric);
   if (!b.diff_flamegraph.empty())
     out += "- differential flamegraph: " + md_code(b.diff_flamegraph) + "\n";
   return out + md_functions(b) + "\n";

@@ -25,7 +25,7 @@ constexpr double kUnexplainedWindowShare = 0.10;
 
 // What one folder says about one benchmark.
 struct FolderBenchmark {
-  std::string uri, name;
+  std::string folder, uri, name;
   std::vector<format::BenchmarkResult> results;  // entries of results/*.json
   std::vector<uint64_t> marker_rounds_ns;        // round durations
   // The chosen data: raw per-iteration times (source kRounds or kMarkers)
@@ -40,8 +40,11 @@ struct FolderBenchmark {
 
 // A folder's benchmarks by URI, in order of first appearance.
 struct FolderData {
+  std::string folder;
   std::vector<FolderBenchmark> benchmarks;
   std::map<std::string, size_t> index;
+  // runner.counters.json's counters; nullopt without a readable file.
+  std::optional<std::vector<format::CounterInfo>> counters;
 
   FolderBenchmark& get(const std::string& uri) {
     auto [it, added] = index.emplace(uri, benchmarks.size());
@@ -445,6 +448,7 @@ base::Result<FolderData> load_folder(const std::string& folder,
     return std::move(status.error());
   format::ProfileLayout layout(folder);
   FolderData data;
+  data.folder = folder;
   const size_t warned = warnings.size();
   auto files = read_results(layout, data, warnings);
   if (!files) return std::move(files.error());
@@ -468,14 +472,39 @@ base::Result<FolderData> load_folder(const std::string& folder,
         skipped + ")");
   }
   for (auto& b : data.benchmarks) {
+    b.folder = folder;
     if (b.name.empty()) b.name = name_from_uri(b.uri);
     choose_data(b, folder, warnings);
   }
+  if (counters) data.counters = counters->counters;
   if (counters && timestamps) {
     assign_windows(*timestamps, *counters, data);
     count_folder(data, *counters, folder, cpu_warnings);
   }
   return data;
+}
+
+// --metric other than wall: the folder has runner.counters.json and it
+// counted the metric's counter (else why not).
+base::Result<FolderData> check_metric(FolderData data, format::Metric metric) {
+  if (metric == format::Metric::kWall) return data;
+  const std::string option =
+      "--metric " + std::string(format::metric_name(metric)) + ": ";
+  if (!data.counters)
+    return base::Error(option +
+                       "no readable runner.counters.json (the runner counts "
+                       "CPU time and instructions into it during the run)");
+  const std::string_view name = metric == format::Metric::kInstructions
+                                    ? format::kInstructionsCounter
+                                    : format::kTaskClockCounter;
+  for (const format::CounterInfo& info : *data.counters) {
+    if (info.name != name) continue;
+    if (info.counted) return data;
+    return base::Error(option + std::string(name) + " was not counted in this "
+                       "run (" + info.absent_reason + ")");
+  }
+  return base::Error(option + std::string(name) +
+                     " is not in runner.counters.json");
 }
 
 double folder_median(const FolderBenchmark& b) {
@@ -514,8 +543,90 @@ SideSamples pool_folders(const std::vector<const FolderBenchmark*>& parts,
   return out;
 }
 
+// --metric: the counter of one window.
+const std::optional<format::CounterDelta>& window_count(
+    const format::CounterWindow& w, format::Metric metric) {
+  return metric == format::Metric::kInstructions ? w.instructions
+                                                 : w.task_clock;
+}
+
+// The metric per iteration of each measured round, when each had its own
+// window (one results entry with round arrays, as many windows as rounds,
+// each with the counter); else nullopt.
+std::optional<std::vector<double>> window_rounds(const FolderBenchmark& b,
+                                                 format::Metric metric) {
+  if (b.source != SampleSource::kRounds || b.results.size() != 1)
+    return std::nullopt;
+  const std::vector<uint64_t>& iters = b.results.front().iters_per_round;
+  if (iters.empty() || b.windows.size() != iters.size()) return std::nullopt;
+  std::vector<double> out;
+  for (size_t i = 0; i < iters.size(); ++i) {
+    const auto& count = window_count(b.windows[i], metric);
+    if (!count) return std::nullopt;
+    out.push_back(static_cast<double>(count->value) /
+                  static_cast<double>(iters[i]));
+  }
+  return out;
+}
+
+std::string metric_words(format::Metric metric) {
+  return metric == format::Metric::kInstructions ? "instructions"
+                                                 : "CPU time";
+}
+
+// The metric's per-run value of one folder, or why there is none.
+base::Result<double> run_value(const FolderBenchmark& b,
+                               format::Metric metric) {
+  const FolderCounters& c = b.counters;
+  const std::string where = "folder '" + b.folder + "': " + b.uri + ": ";
+  if (metric == format::Metric::kInstructions && c.multiplexed)
+    return base::Error(where +
+                       "instructions were multiplexed (counted part of a "
+                       "window only, the PMU being shared): partial counts");
+  const auto& value = metric == format::Metric::kInstructions
+                          ? c.instructions_per_iter
+                          : c.cpu_ns_per_iter;
+  if (value) return *value;
+  return base::Error(where + "no " + metric_words(metric) + " per iteration (" +
+                     (c.windows == 0 ? "no benchmark window"
+                                     : "no iteration count or no count") +
+                     ")");
+}
+
+// One URI's metric samples over several folders: per round when every
+// folder has a window per round, else one value per folder.
+SideSamples pool_metric(const std::vector<const FolderBenchmark*>& parts,
+                        const std::string& side, format::Metric metric) {
+  SideSamples out;
+  out.folders = parts.size();
+  std::vector<std::vector<double>> rounds;
+  for (const auto* b : parts)
+    if (auto r = window_rounds(*b, metric)) rounds.push_back(std::move(*r));
+  if (rounds.size() == parts.size()) {
+    out.source = SampleSource::kRounds;
+    for (const auto& r : rounds) {
+      out.times_ns.insert(out.times_ns.end(), r.begin(), r.end());
+      out.folder_medians_ns.push_back(stats::median(r));
+    }
+  } else {
+    out.source = SampleSource::kRuns;
+    for (const auto* b : parts) {
+      auto value = run_value(*b, metric);
+      if (!value) {
+        out.unavailable = side + " " + value.error().what();
+        out.folder_medians_ns.clear();
+        break;
+      }
+      out.folder_medians_ns.push_back(*value);
+    }
+  }
+  for (const auto* b : parts)
+    out.user_only = out.user_only || b->counters.user_only;
+  return out;
+}
+
 LoadedSide pool_side(const std::vector<FolderData>& folders,
-                     const std::string& side,
+                     const std::string& side, format::Metric metric,
                      std::vector<std::string> warnings) {
   LoadedSide out;
   std::map<std::string, std::vector<const FolderBenchmark*>> by_uri;
@@ -531,12 +642,15 @@ LoadedSide pool_side(const std::vector<FolderData>& folders,
     BenchmarkSamples samples;
     samples.uri = uri;
     samples.name = parts.front()->name;
-    samples.samples = pool_folders(parts, side, uri, warnings);
-    for (const auto* b : parts) {
-      samples.folder_medians_ns.push_back(folder_median(*b));
-      samples.folder_counters.push_back(b->counters);
+    if (metric == format::Metric::kWall) {
+      samples.samples = pool_folders(parts, side, uri, warnings);
+      for (const auto* b : parts)
+        samples.samples.folder_medians_ns.push_back(folder_median(*b));
+    } else {
+      samples.samples = pool_metric(parts, side, metric);
     }
-    samples.samples.folder_medians_ns = samples.folder_medians_ns;
+    samples.folder_medians_ns = samples.samples.folder_medians_ns;
+    for (const auto* b : parts) samples.folder_counters.push_back(b->counters);
     out.benchmarks.push_back(std::move(samples));
   }
   out.warnings = std::move(warnings);
@@ -546,17 +660,20 @@ LoadedSide pool_side(const std::vector<FolderData>& folders,
 }  // namespace
 
 base::Result<LoadedSide> load_side(std::string_view side,
-                                   const std::vector<std::string>& folders) {
+                                   const std::vector<std::string>& folders,
+                                   format::Metric metric) {
   std::vector<std::string> warnings, cpu_warnings;
   std::vector<FolderData> data;
   for (const std::string& folder : folders) {
     auto loaded = load_folder(folder, warnings, cpu_warnings);
+    if (loaded) loaded = check_metric(std::move(*loaded), metric);
     if (!loaded)
       return base::Error(std::string(side) + " folder '" + folder +
                          "': " + loaded.error().what());
     data.push_back(std::move(*loaded));
   }
-  LoadedSide out = pool_side(data, std::string(side), std::move(warnings));
+  LoadedSide out =
+      pool_side(data, std::string(side), metric, std::move(warnings));
   out.counter_warnings = std::move(cpu_warnings);
   return out;
 }

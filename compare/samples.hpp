@@ -98,8 +98,21 @@ struct LoadedSide {
 // error: "base folder 'x': no such directory", "head folder 'y': no results
 // (no results/*.json, no ExecutionTimestamps.msgpack)", "base folder 'x':
 // results/1.json: not JSON".
+//
+// `metric` other than kWall (runner compare --metric): each benchmark's
+// samples are its counter's value per iteration instead of its times.
+// When each of the folder's measured rounds had its own benchmark window
+// (an interleaved run), per round: the window's count / the round's
+// iterations (source kRounds, folder_medians_ns their medians). Otherwise
+// one value per folder, FolderCounters' (source kRuns). A folder without
+// runner.counters.json, or whose counters file says the metric's counter
+// was not counted, is an Error naming the folder and why ("head folder
+// 'y': --metric instructions: not counted (no hardware PMU ...)"). A
+// benchmark without a value in some folder (no window, no iteration count)
+// or, for instructions, multiplexed counts, gets SideSamples::unavailable.
 base::Result<LoadedSide> load_side(std::string_view side,
-                                   const std::vector<std::string>& folders);
+                                   const std::vector<std::string>& folders,
+                                   format::Metric metric = format::Metric::kWall);
 
 // The pooled summary of several summaries of one benchmark: rounds summed,
 // mean weighted by rounds, variance from the within and between parts;

@@ -145,6 +145,10 @@ CompareSideStats side_stats(const SideSamples& samples) {
   CompareSideStats out;
   out.folders = samples.folders;
   out.source = samples.source;
+  if (samples.source == format::SampleSource::kRuns) {
+    describe_times(samples.folder_medians_ns, out);
+    return out;
+  }
   if (!samples.times_ns.empty() || !samples.summary) {
     describe_times(samples.times_ns, out);
     return out;
@@ -301,6 +305,9 @@ std::string noise_words(const BenchmarkComparison& b) {
 
 std::string narrowing_advice(const BenchmarkComparison& b,
                              const CompareSettings& settings) {
+  // An interleaved run's pairs are its rounds, in one folder.
+  if (settings.paired && b.base.folders > 0)
+    return "more rounds (runner exec --interleave --max-rounds) narrow it";
   if (settings.paired) return "more pairs (--pairs) narrow it";
   if (b.noise == format::NoiseSource::kRuns ||
       b.noise == format::NoiseSource::kHistory)
@@ -406,12 +413,63 @@ BenchmarkComparison round_level(const SideSamples& base,
   return welch_comparison(std::move(out), base, head, settings);
 }
 
+// Why the sides' values cannot be compared at all (the metric missing on
+// a side, instructions with and without the kernel's), or nothing.
+std::optional<std::string> metric_problem(const SideSamples& base,
+                                          const SideSamples& head,
+                                          const CompareSettings& settings) {
+  if (!base.unavailable.empty()) return base.unavailable;
+  if (!head.unavailable.empty()) return head.unavailable;
+  if (settings.metric == format::Metric::kInstructions &&
+      base.user_only != head.user_only)
+    return std::string("instructions counted in user space only on the ") +
+           (base.user_only ? "base" : "head") +
+           " side, the kernel's included on the other: not comparable";
+  return std::nullopt;
+}
+
+// One value per run on a side (--metric cpu/instructions without a window
+// per round): the run-level test alone.
+BenchmarkComparison runs_only(const SideSamples& base, const SideSamples& head,
+                              const CompareSettings& settings) {
+  BenchmarkComparison out;
+  out.base = side_stats(base);
+  out.head = side_stats(head);
+  for (const auto& [side, samples] :
+       {std::pair{"base", &base}, std::pair{"head", &head}})
+    if (auto problem = times_problem(side, samples->folder_medians_ns))
+      return inconclusive(std::move(out), *problem);
+  auto runs = run_level_test(base.folder_medians_ns, head.folder_medians_ns,
+                             confidence(settings));
+  if (!runs)
+    return inconclusive(
+        std::move(out),
+        "one value per run on each side (its counts over its iterations): "
+        "compare several runs per side (--base/--head), or an interleaved "
+        "run, whose rounds each have their own");
+  out = with_outcome(std::move(out), format::CompareTest::kWelchT,
+                     runs->p_value, runs->change, runs->ci_low, runs->ci_high,
+                     1);
+  out.runs = *runs;
+  out.noise = format::NoiseSource::kRuns;
+  return out;
+}
+
 }  // namespace
 
 BenchmarkComparison compare_benchmark(const SideSamples& base,
                                       const SideSamples& head,
                                       const CompareSettings& settings,
                                       std::span<const double> history) {
+  if (auto problem = metric_problem(base, head, settings)) {
+    BenchmarkComparison out;
+    out.base = side_stats(base);
+    out.head = side_stats(head);
+    return inconclusive(std::move(out), *problem);
+  }
+  if (base.source == format::SampleSource::kRuns ||
+      head.source == format::SampleSource::kRuns)
+    return runs_only(base, head, settings);
   BenchmarkComparison out = round_level(base, head, settings);
   if (!out.p_value_raw) return out;
   if (base.folder_medians_ns.size() >= 2 ||

@@ -24,8 +24,16 @@ struct SideSamples {
   format::SampleSource source = format::SampleSource::kSummary;
   uint64_t folders = 1;
   // Each folder's (run's) median time per iteration, in the order given:
-  // the run-level estimate (runs.hpp) when a side has several.
+  // the run-level estimate (runs.hpp) when a side has several. Source
+  // kRuns (--metric cpu/instructions, no window per round): each run's one
+  // value, and times_ns and summary are empty.
   std::vector<double> folder_medians_ns;
+  // Why the metric has no value on this side ("base folder 'a': no
+  // instructions counted for X"): the benchmark is inconclusive with it.
+  std::string unavailable;
+  // --metric instructions: counted in user space only (the kernel's
+  // excluded), in some folder of this side.
+  bool user_only = false;
 };
 
 // The test, change and confidence interval of one benchmark (uri and name

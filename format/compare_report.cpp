@@ -33,6 +33,9 @@ constexpr Named<CompareTest> kTests[] = {
     {CompareTest::kWelchT, "welch-t"},
     {CompareTest::kWilcoxonSignedRank, "wilcoxon-signed-rank"},
     {CompareTest::kMedianQuartiles, "median-quartiles"}};
+constexpr Named<Metric> kMetrics[] = {{Metric::kWall, "wall"},
+                                      {Metric::kCpu, "cpu"},
+                                      {Metric::kInstructions, "instructions"}};
 constexpr Named<Correction> kCorrections[] = {
     {Correction::kHolm, "holm"},
     {Correction::kBenjaminiHochberg, "benjamini-hochberg"},
@@ -40,7 +43,8 @@ constexpr Named<Correction> kCorrections[] = {
 constexpr Named<SampleSource> kSources[] = {{SampleSource::kRounds, "rounds"},
                                             {SampleSource::kMarkers, "markers"},
                                             {SampleSource::kSummary, "summary"},
-                                            {SampleSource::kPaired, "paired"}};
+                                            {SampleSource::kPaired, "paired"},
+                                            {SampleSource::kRuns, "runs"}};
 constexpr Named<NoiseSource> kNoiseSources[] = {
     {NoiseSource::kRounds, "rounds"},
     {NoiseSource::kRuns, "runs"},
@@ -60,6 +64,7 @@ std::string_view name_in(const Named<E> (&table)[N], E value) {
 constexpr const auto& names_of(Verdict) { return kVerdicts; }
 constexpr const auto& names_of(CompareTest) { return kTests; }
 constexpr const auto& names_of(Correction) { return kCorrections; }
+constexpr const auto& names_of(Metric) { return kMetrics; }
 constexpr const auto& names_of(SampleSource) { return kSources; }
 constexpr const auto& names_of(NoiseSource) { return kNoiseSources; }
 
@@ -87,7 +92,8 @@ constexpr auto kSettingsMembers =
                member("confidence", &CompareSettings::confidence),
                member("correction", &CompareSettings::correction),
                member("min_rounds", &CompareSettings::min_rounds),
-               member("paired", &CompareSettings::paired)};
+               member("paired", &CompareSettings::paired),
+               member("metric", &CompareSettings::metric)};
 constexpr auto kSideStatsMembers =
     std::tuple{member("median_ns", &CompareSideStats::median_ns),
                member("q1_ns", &CompareSideStats::q1_ns),
@@ -447,6 +453,9 @@ std::string_view verdict_name(Verdict verdict) {
   return name_in(kVerdicts, verdict);
 }
 std::string_view test_name(CompareTest test) { return name_in(kTests, test); }
+std::string_view metric_name(Metric metric) {
+  return name_in(kMetrics, metric);
+}
 std::string_view correction_name(Correction correction) {
   return name_in(kCorrections, correction);
 }

@@ -27,12 +27,20 @@ enum class CompareTest {
   kWilcoxonSignedRank,
   kMedianQuartiles
 };
+// What a comparison compares per iteration (runner compare --metric): the
+// wall time of the rounds, or the benchmark's CPU time (task-clock, user +
+// kernel of its process tree) or instructions, counted by the runner per
+// benchmark window (runner.counters.json). The members named *_ns of the
+// report hold the metric's value (instructions for kInstructions).
+enum class Metric { kWall, kCpu, kInstructions };
 // Control of false alarms across the benchmarks of one comparison.
 enum class Correction { kHolm, kBenjaminiHochberg, kNone };
 // Where a side's numbers come from, best first: per-round arrays of the
 // results JSON, RoundStart/RoundEnd markers of ExecutionTimestamps.msgpack,
-// the results JSON's summary stats, or rounds timed by the paired mode.
-enum class SampleSource { kRounds, kMarkers, kSummary, kPaired };
+// the results JSON's summary stats, rounds timed by the paired mode, or
+// one value per run (--metric cpu/instructions without a window per
+// round: each run's counts over its iterations).
+enum class SampleSource { kRounds, kMarkers, kSummary, kPaired, kRuns };
 // Which variance a benchmark's interval is built from (docs/compare.md):
 // the rounds' (several runs whose run-level interval is narrower, or paired
 // mode, whose rounds are separate runs), the spread between the runs given
@@ -45,9 +53,11 @@ enum class NoiseSource { kRounds, kRuns, kHistory, kNotEstimated };
 std::string_view verdict_name(Verdict verdict);
 // "none", "mann-whitney-u", "welch-t", "wilcoxon-signed-rank".
 std::string_view test_name(CompareTest test);
+// "wall", "cpu", "instructions".
+std::string_view metric_name(Metric metric);
 // "holm", "benjamini-hochberg", "none".
 std::string_view correction_name(Correction correction);
-// "rounds", "markers", "summary", "paired".
+// "rounds", "markers", "summary", "paired", "runs".
 std::string_view source_name(SampleSource source);
 // "rounds", "runs", "history", "not-estimated".
 std::string_view noise_source_name(NoiseSource source);
@@ -143,6 +153,7 @@ struct CompareSettings {
   Correction correction = Correction::kHolm;
   uint64_t min_rounds = 6;  // fewer on a side: inconclusive
   bool paired = false;
+  Metric metric = Metric::kWall;
   bool operator==(const CompareSettings&) const = default;
 };
 

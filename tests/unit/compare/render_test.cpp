@@ -535,3 +535,40 @@ TEST_CASE("text and markdown: a p-value of 0 is shown as below 1e-300") {
   REQUIRE(md.size() == 1);
   CHECK(md[0].find(", p < 1e-300 (Holm)") != std::string::npos);
 }
+
+TEST_CASE("text and markdown: the metric is said, instructions are counts") {
+  CompareReport report;
+  report.base.folders = {"a", "b"};
+  report.head.folders = {"c", "d"};
+  report.settings.metric = format::Metric::kInstructions;
+  report.benchmarks = {named("i", Verdict::kRegression, 1.234e6)};
+  BenchmarkComparison& b = report.benchmarks[0];
+  b.test = format::CompareTest::kWelchT;
+  b.base.mean_ns = 1.234e6;
+  b.head.mean_ns = 2.5e9;
+  b.base.source = b.head.source = format::SampleSource::kRuns;
+  b.base.rounds = b.head.rounds = 2;
+  b.change = 0.2;
+  b.p_value = b.p_value_raw = 0.01;
+  const auto lines = lines_of(render_text(report));
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines[0].find("(Welch's t, instructions per iteration, Holm,") !=
+        std::string::npos);
+  CHECK(lines[3].find("1.23 M instr") != std::string::npos);
+  CHECK(lines[3].find("2.50 G instr") != std::string::npos);
+  const std::string md = render_markdown(report);
+  CHECK(md.find("| 1.23 M instr | 2.50 G instr |") != std::string::npos);
+  CHECK(md.find("- base: median 1.23 M instr, mean 1.23 M instr, stdev n/a; "
+                "2 runs (one value per run)") != std::string::npos);
+  report.settings.metric = format::Metric::kCpu;
+  CHECK(lines_of(render_text(report))[0].find(
+            "(Welch's t, CPU time per iteration, Holm,") != std::string::npos);
+  CHECK(lines_of(render_text(report))[3].find("1.23 ms") != std::string::npos);
+  b.base.mean_ns = 812;
+  report.settings.metric = format::Metric::kInstructions;
+  CHECK(lines_of(render_text(report))[3].find("812 instr") !=
+        std::string::npos);
+  report.settings.metric = format::Metric::kWall;
+  CHECK(lines_of(render_text(report))[0].find("per iteration") ==
+        std::string::npos);
+}

@@ -480,3 +480,112 @@ TEST_CASE("samples: instructions per iteration, multiplexed said") {
   CHECK(c.multiplexed);
   CHECK(has_warning(*side, "multiplexed"));
 }
+
+// ---- --metric cpu / instructions --------------------------------------------
+
+TEST_CASE("samples: --metric cpu, a window per round gives each round's") {
+  TempDir dir;
+  const std::string f = dir.file("f");
+  write_results(f, {rounds_result("a", 3, 10, 1'000'000)});
+  write_uris(f, {{90'000'000, "t.cpp::a"}});
+  write_counters(f, {window(1'000'000, 2'000'000, 900'000),
+                     window(3'000'000, 4'000'000, 1'200'000),
+                     window(5'000'000, 6'000'000, 1'000'000)});
+  auto side = compare::load_side("head", {f}, format::Metric::kCpu);
+  REQUIRE_MESSAGE(side, side.error().what());
+  const compare::SideSamples& s = side->benchmarks.at(0).samples;
+  CHECK(s.source == format::SampleSource::kRounds);
+  CHECK(s.times_ns == std::vector<double>{90'000, 120'000, 100'000});
+  CHECK(s.folder_medians_ns == std::vector<double>{100'000});
+  CHECK(side->benchmarks.at(0).folder_medians_ns == s.folder_medians_ns);
+  // Wall time is still the rounds' (1 ms / 10).
+  auto wall = compare::load_side("head", {f});
+  REQUIRE_MESSAGE(wall, wall.error().what());
+  CHECK(wall->benchmarks.at(0).samples.times_ns ==
+        std::vector<double>(3, 100'000));
+}
+
+TEST_CASE("samples: --metric cpu, one window for all rounds: one per run") {
+  TempDir dir;
+  const std::string a = dir.file("a"), b = dir.file("b");
+  for (const auto& [f, cpu] : {std::pair{a, 8'000'000}, {b, 6'000'000}}) {
+    write_results(f, {rounds_result("x", 4, 10, 1'000'000)});
+    write_uris(f, {{90'000'000, "t.cpp::x"}});
+    write_counters(f, {window(1'000'000, 5'000'000, uint64_t(cpu))});
+  }
+  auto side = compare::load_side("base", {a, b}, format::Metric::kCpu);
+  REQUIRE_MESSAGE(side, side.error().what());
+  const compare::SideSamples& s = side->benchmarks.at(0).samples;
+  CHECK(s.source == format::SampleSource::kRuns);
+  CHECK(s.times_ns.empty());
+  CHECK_FALSE(s.summary);
+  CHECK(s.folders == 2);
+  CHECK(s.folder_medians_ns == std::vector<double>{200'000, 150'000});
+  CHECK(s.unavailable.empty());
+}
+
+TEST_CASE("samples: --metric without counters is an error naming why") {
+  TempDir dir;
+  const std::string none = dir.file("none"), pmu = dir.file("pmu"),
+                    late = dir.file("late");
+  for (const auto& f : {none, pmu, late}) {
+    write_results(f, {rounds_result("x", 4, 10, 1'000'000)});
+    write_uris(f, {{90'000'000, "t.cpp::x"}});
+  }
+  write_counters(pmu, {window(1'000'000, 5'000'000, 4'000'000)});
+  // A window after the last URI: the benchmark has none.
+  write_counters(late, {window(95'000'000, 96'000'000, 4'000'000)});
+  auto missing = compare::load_side("head", {pmu, none}, format::Metric::kCpu);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().what() == "head folder '" + none +
+                                      "': --metric cpu: no readable "
+                                      "runner.counters.json (the runner "
+                                      "counts CPU time and instructions into "
+                                      "it during the run)");
+  auto instructions =
+      compare::load_side("base", {pmu}, format::Metric::kInstructions);
+  REQUIRE_FALSE(instructions);
+  CHECK(instructions.error().what() ==
+        "base folder '" + pmu +
+            "': --metric instructions: instructions was not counted in this "
+            "run (no hardware PMU here)");
+  auto no_window = compare::load_side("head", {pmu, late}, format::Metric::kCpu);
+  REQUIRE_MESSAGE(no_window, no_window.error().what());
+  const compare::SideSamples& s = no_window->benchmarks.at(0).samples;
+  CHECK(s.source == format::SampleSource::kRuns);
+  CHECK(s.unavailable == "head folder '" + late +
+                             "': t.cpp::x: no CPU time per iteration (no "
+                             "benchmark window)");
+}
+
+TEST_CASE("samples: --metric instructions refuses multiplexed counts") {
+  TempDir dir;
+  const std::string f = dir.file("f");
+  write_results(f, {rounds_result("a", 2, 50, 1'000'000)});
+  write_uris(f, {{10'000'000, "t.cpp::a"}});
+  auto w = window(1'000'000, 3'000'000, 2'000'000);
+  w.instructions = format::CounterDelta{5'000'000, 2'000'000, 1'000'000};
+  format::RunCounters c;
+  c.counters = {{"task-clock", true, false, ""},
+                {"instructions", true, true, ""},
+                {"cycles", false, false, "not asked"}};
+  c.windows = {w};
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(f).run_counters(), format::write_run_counters(c)));
+  auto side = compare::load_side("head", {f}, format::Metric::kInstructions);
+  REQUIRE_MESSAGE(side, side.error().what());
+  const compare::SideSamples& s = side->benchmarks.at(0).samples;
+  CHECK(s.unavailable.find("instructions were multiplexed") !=
+        std::string::npos);
+  CHECK(s.user_only);
+  // The same window unmultiplexed: 5M / 100 iterations, one value per run.
+  w.instructions->running_ns = w.instructions->enabled_ns;
+  c.windows = {w};
+  REQUIRE(runner::base::write_file_atomic(
+      format::ProfileLayout(f).run_counters(), format::write_run_counters(c)));
+  side = compare::load_side("head", {f}, format::Metric::kInstructions);
+  REQUIRE_MESSAGE(side, side.error().what());
+  CHECK(side->benchmarks.at(0).samples.unavailable.empty());
+  CHECK(side->benchmarks.at(0).samples.folder_medians_ns ==
+        std::vector<double>{50'000});
+}

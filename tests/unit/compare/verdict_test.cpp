@@ -8,6 +8,8 @@
 // paired path.
 #include "compare/verdict.hpp"
 
+#include "compare/runs.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -527,6 +529,74 @@ TEST_SUITE("compare") {
     const BenchmarkComparison c = compare_paired(base, head, {});
     CHECK(c.reason == "head: round 1 time is NaN");
     CHECK(no_outcome(c));
+  }
+
+  TEST_CASE("verdict: one value per run (--metric cpu) uses the runs alone") {
+    const auto runs = [](std::vector<double> values) {
+      SideSamples side;
+      side.source = format::SampleSource::kRuns;
+      side.folder_medians_ns = std::move(values);
+      side.folders = side.folder_medians_ns.size();
+      return side;
+    };
+    CompareSettings settings;
+    settings.metric = format::Metric::kCpu;
+    // One run per side: a ratio, but no spread to hold it against.
+    const BenchmarkComparison one =
+        compare_benchmark(runs({1000}), runs({1200}), settings);
+    CHECK(no_outcome(one));
+    CHECK(contains(one.reason, "one value per run on each side"));
+    CHECK(one.base.rounds == 1);
+    // Three runs per side: the run-level test is the verdict's test.
+    const std::vector<double> b3{1000, 1010, 990}, h3{1200, 1190, 1215};
+    const BenchmarkComparison three =
+        compare_benchmark(runs(b3), runs(h3), settings);
+    const auto expected = run_level_test(b3, h3, settings.confidence);
+    REQUIRE(expected);
+    CHECK(three.test == CompareTest::kWelchT);
+    CHECK(three.noise == format::NoiseSource::kRuns);
+    REQUIRE(three.change);
+    CHECK(*three.change == doctest::Approx(expected->change));
+    CHECK(*three.ci_low == doctest::Approx(expected->ci_low));
+    CHECK(*three.p_value_raw == doctest::Approx(expected->p_value));
+    CHECK(three.base.median_ns == doctest::Approx(1000));
+    CHECK(three.head.rounds == 3);
+    CHECK(three.base.source == format::SampleSource::kRuns);
+    CHECK(decided(three, settings).verdict == Verdict::kRegression);
+    // A run value that is not a time.
+    const BenchmarkComparison bad =
+        compare_benchmark(runs({1000, -1}), runs(h3), settings);
+    CHECK(no_outcome(bad));
+    CHECK(contains(bad.reason, "base: round 2 time is negative"));
+  }
+
+  TEST_CASE("verdict: a metric missing on a side, instructions not alike") {
+    CompareSettings settings;
+    settings.metric = format::Metric::kInstructions;
+    SideSamples base = raw(rounds(1000, 10)), head = raw(rounds(1200, 10));
+    base.unavailable = "base folder 'a': t::x: no instructions per iteration";
+    BenchmarkComparison c = compare_benchmark(base, head, settings);
+    CHECK(no_outcome(c));
+    CHECK(c.reason == base.unavailable);
+    base.unavailable.clear();
+    head.user_only = true;
+    c = compare_benchmark(base, head, settings);
+    CHECK(no_outcome(c));
+    CHECK(contains(c.reason, "user space only on the head side"));
+    settings.metric = format::Metric::kCpu;  // task-clock: never user-only
+    c = compare_benchmark(base, head, settings);
+    CHECK(c.test == CompareTest::kMannWhitneyU);
+  }
+
+  TEST_CASE("verdict: an interleaved run's advice is more rounds") {
+    CompareSettings settings;
+    settings.paired = true;
+    BenchmarkComparison b = tested(0.3, 0.04, -0.2, 0.3);
+    CHECK(contains(decided(b, settings).reason, "more pairs (--pairs)"));
+    b.base.folders = b.head.folders = 1;  // one interleaved folder
+    const std::string reason = decided(b, settings).reason;
+    CHECK(contains(reason, "more rounds (runner exec --interleave"));
+    CHECK_FALSE(contains(reason, "--pairs"));
   }
 
   TEST_CASE("verdict: relative spread of per-folder medians") {

@@ -73,7 +73,9 @@ TEST_CASE("compare.json: members in the documented order, null when absent") {
   CHECK(keys(doc["head"]) == V{"folders", "command", "benchmarks"});
   CHECK(doc["head"]["command"].is_null());
   CHECK(keys(doc["settings"]) == V{"alpha", "threshold", "confidence",
-                                   "correction", "min_rounds", "paired"});
+                                   "correction", "min_rounds", "paired",
+                                   "metric"});
+  CHECK(doc["settings"]["metric"] == "wall");
   CHECK(doc["settings"]["correction"] == "holm");
   CHECK(doc["summary"] == nlohmann::ordered_json{{"regressions", 1},
                                                  {"improvements", 1},
@@ -179,7 +181,7 @@ TEST_CASE("compare.json: malformed documents name the member") {
   CHECK(error_of(edited(
             [](auto& d) { d["benchmarks"][1]["head"]["source"] = "guess"; })) ==
         "compare.json: benchmarks[1].head: source 'guess' is not one "
-        "of rounds, markers, summary, paired");
+        "of rounds, markers, summary, paired, runs");
   CHECK(error_of(edited([](auto& d) {
           d["benchmarks"][1]["head"].erase("rounds");
         })) == "compare.json: benchmarks[1].head: rounds is missing");
