@@ -290,8 +290,8 @@ constexpr std::string_view kSourceTitles[] = {
     "per-round times", "round markers", "summary stats", "paired rounds",
     "one value per run"};
 // What --metric compares, in words (absent for wall, the default).
-constexpr std::string_view kMetricTitles[] = {
-    "", "CPU time per iteration", "instructions per iteration"};
+constexpr std::string_view kMetricTitles[] = {"", "CPU time per iteration",
+                                              "instructions per iteration"};
 
 template <typename E, size_t N>
 std::string_view title_of(const std::string_view (&titles)[N], E value) {
@@ -472,8 +472,8 @@ std::string text_table(const CompareReport& report) {
     rows.push_back({printable(display_name(b.name, b.uri), kNameColumns),
                     format_value(shown_time(b, b.base), report.settings.metric),
                     format_value(shown_time(b, b.head), report.settings.metric),
-                    format_change(b),
-                    b.p_value ? format_p(*b.p_value) : "-", verdict});
+                    format_change(b), b.p_value ? format_p(*b.p_value) : "-",
+                    verdict});
   }
   return columns_text(rows,
                       {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft,
@@ -534,11 +534,9 @@ std::string md_table(const CompareReport& report) {
     std::string verdict(format::verdict_name(b.verdict));
     if (b.verdict == Verdict::kRegression) verdict = "**" + verdict + "**";
     out += "| " + md_code(display_name(b.name, b.uri), Md::kCell) + " | " +
-           format_value(shown_time(b, b.base), report.settings.metric) +
-           " | " +
-           format_value(shown_time(b, b.head), report.settings.metric) +
-           " | " + format_change(b) +
-           " | " + verdict + " |\n";
+           format_value(shown_time(b, b.base), report.settings.metric) + " | " +
+           format_value(shown_time(b, b.head), report.settings.metric) + " | " +
+           format_change(b) + " | " + verdict + " |\n";
   }
   return out;
 }
@@ -628,7 +626,8 @@ std::string md_line(const BenchmarkComparison& b,
            format_value(shown_time(b, b.head), settings.metric) + ")";
   const std::string sure = md_how_sure(b, settings);
   if (!sure.empty()) said += (said.empty() ? "" : ", ") + sure;
-  const std::string where = b.verdict == Verdict::kUnchanged ? "" : md_where(b, settings.metric);
+  const std::string where =
+      b.verdict == Verdict::kUnchanged ? "" : md_where(b, settings.metric);
   if (!where.empty()) said += (said.empty() ? "" : "; ") + where;
   return "- " + verdict + " " + md_code(display_name(b.name, b.uri)) +
          (said.empty() ? "" : ": " + said) + "\n";

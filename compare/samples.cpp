@@ -500,8 +500,10 @@ base::Result<FolderData> check_metric(FolderData data, format::Metric metric) {
   for (const format::CounterInfo& info : *data.counters) {
     if (info.name != name) continue;
     if (info.counted) return data;
-    return base::Error(option + std::string(name) + " was not counted in this "
-                       "run (" + info.absent_reason + ")");
+    return base::Error(option + std::string(name) +
+                       " was not counted in this "
+                       "run (" +
+                       info.absent_reason + ")");
   }
   return base::Error(option + std::string(name) +
                      " is not in runner.counters.json");
@@ -570,8 +572,7 @@ std::optional<std::vector<double>> window_rounds(const FolderBenchmark& b,
 }
 
 std::string metric_words(format::Metric metric) {
-  return metric == format::Metric::kInstructions ? "instructions"
-                                                 : "CPU time";
+  return metric == format::Metric::kInstructions ? "instructions" : "CPU time";
 }
 
 // The metric's per-run value of one folder, or why there is none.

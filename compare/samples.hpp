@@ -110,9 +110,9 @@ struct LoadedSide {
 // 'y': --metric instructions: not counted (no hardware PMU ...)"). A
 // benchmark without a value in some folder (no window, no iteration count)
 // or, for instructions, multiplexed counts, gets SideSamples::unavailable.
-base::Result<LoadedSide> load_side(std::string_view side,
-                                   const std::vector<std::string>& folders,
-                                   format::Metric metric = format::Metric::kWall);
+base::Result<LoadedSide> load_side(
+    std::string_view side, const std::vector<std::string>& folders,
+    format::Metric metric = format::Metric::kWall);
 
 // The pooled summary of several summaries of one benchmark: rounds summed,
 // mean weighted by rounds, variance from the within and between parts;

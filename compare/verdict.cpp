@@ -447,9 +447,9 @@ BenchmarkComparison runs_only(const SideSamples& base, const SideSamples& head,
         "one value per run on each side (its counts over its iterations): "
         "compare several runs per side (--base/--head), or an interleaved "
         "run, whose rounds each have their own");
-  out = with_outcome(std::move(out), format::CompareTest::kWelchT,
-                     runs->p_value, runs->change, runs->ci_low, runs->ci_high,
-                     1);
+  out =
+      with_outcome(std::move(out), format::CompareTest::kWelchT, runs->p_value,
+                   runs->change, runs->ci_low, runs->ci_high, 1);
   out.runs = *runs;
   out.noise = format::NoiseSource::kRuns;
   return out;

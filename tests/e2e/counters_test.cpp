@@ -308,4 +308,96 @@ TEST_SUITE("e2e") {
     CHECK(!(*info)["absent_reason"].get<std::string>().empty());
     CHECK(doc["windows"].empty());
   }
+
+  TEST_CASE("runner compare --metric cpu: several runs per side, run level") {
+    // 3 busy threads against 1: about 3 times the CPU time per iteration,
+    // whatever the wall time on 2 cores. One window per run (exec-harness's
+    // rounds share it): one value per run, Welch's t on their logs.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    std::vector<std::string> argv = {
+        binary("RUNNER_BIN"), "compare", "--metric", "cpu", "--format", "json"};
+    for (const auto& [side, mode] : {std::pair{"base", "spin"},
+                                     {"base", "spin"},
+                                     {"head", "threads"},
+                                     {"head", "threads"}}) {
+      const std::string folder = dir.file(side + std::to_string(argv.size()));
+      auto r = run_process(
+          runner_argv(
+              "exec", folder, dir.path(),
+              {"--name", "burn", "--warmup-time", "0", "--max-rounds", "3"},
+              {binary("CPU_BURNER_BIN"), mode, "20", dir.file("o")}),
+          env_with_harness());
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      argv.insert(argv.end(), {std::string("--") + side, folder});
+    }
+    auto r = run_process(argv);
+    INFO(r.out, r.err);
+    REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+    const auto json = nlohmann::json::parse(r.out);
+    CHECK(json["settings"]["metric"] == "cpu");
+    const auto& b = json["benchmarks"].at(0);
+    MESSAGE("cpu: " << b["verdict"] << " " << b["change"] << " [" << b["ci_low"]
+                    << ", " << b["ci_high"] << "]");
+    CHECK(b["test"] == "welch-t");
+    CHECK(b["noise"] == "runs");
+    CHECK(b["base"]["source"] == "runs");
+    CHECK(b["base"]["rounds"] == 2);
+    CHECK(b["runs"]["base_runs"] == 2);
+    REQUIRE(b["change"].is_number());
+    CHECK(b["change"].get<double>() > 1.6);
+    CHECK(b["change"].get<double>() < 2.4);
+    // The base's CPU time per iteration: 20 ms of spinning and the spawn.
+    CHECK(b["base"]["median_ns"].get<double>() > 19e6);
+    CHECK(b["base"]["median_ns"].get<double>() < 30e6);
+  }
+
+  TEST_CASE("runner compare --interleaved --metric cpu: per round, not waits") {
+    // B sleeps 80 ms before the same 60 ms of spinning: its wall time per
+    // round is far above A's, its CPU time A's and the shell's and sleep's
+    // start (a few ms).
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    const std::string burner = binary("CPU_BURNER_BIN"), out = dir.file("o");
+    const std::string folder = dir.file("ab");
+    auto r = run_process(
+        runner_argv("exec", folder, dir.path(),
+                    {"--interleave", "--warmup-time", "0", "--max-rounds", "8"},
+                    {burner, "spin", "60", out, ":::", "/bin/sh", "-c",
+                     "sleep 0.08; exec \"$0\" spin 60 \"$1\"", burner, out}),
+        env_with_harness());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto compared = [&](const std::string& metric) {
+      auto c = run_process({binary("RUNNER_BIN"), "compare", "--interleaved",
+                            folder, "--metric", metric, "--format", "json",
+                            "--out", dir.file("c-" + metric)});
+      INFO(c.out, c.err);
+      REQUIRE((c.exit_code == 0 || c.exit_code == 1));
+      return nlohmann::json::parse(c.out);
+    };
+    const auto wall = compared("wall"), cpu = compared("cpu");
+    CHECK(cpu["settings"]["metric"] == "cpu");
+    const auto& w = wall["benchmarks"].at(0);
+    const auto& c = cpu["benchmarks"].at(0);
+    MESSAGE("wall " << w["change"] << ", cpu " << c["change"] << " "
+                    << c["verdict"]);
+    CHECK(c["base"]["rounds"] == 8);
+    CHECK(c["test"] == "wilcoxon-signed-rank");
+    REQUIRE(w["change"].is_number());
+    REQUIRE(c["change"].is_number());
+    CHECK(w["change"].get<double>() > 0.8);
+    CHECK(std::fabs(c["change"].get<double>()) < 0.15);
+    // instructions: counted with a hardware PMU, else a clear refusal.
+    auto i = run_process({binary("RUNNER_BIN"), "compare", "--interleaved",
+                          folder, "--metric", "instructions"});
+    if (no_pmu(pmu_refusal())) {
+      CHECK(i.exit_code == 2);
+      CHECK(i.err.find("--metric instructions: instructions was not counted") !=
+            std::string::npos);
+    } else {
+      CHECK((i.exit_code == 0 || i.exit_code == 1));
+    }
+  }
 }

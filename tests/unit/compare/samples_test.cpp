@@ -549,7 +549,8 @@ TEST_CASE("samples: --metric without counters is an error naming why") {
         "base folder '" + pmu +
             "': --metric instructions: instructions was not counted in this "
             "run (no hardware PMU here)");
-  auto no_window = compare::load_side("head", {pmu, late}, format::Metric::kCpu);
+  auto no_window =
+      compare::load_side("head", {pmu, late}, format::Metric::kCpu);
   REQUIRE_MESSAGE(no_window, no_window.error().what());
   const compare::SideSamples& s = no_window->benchmarks.at(0).samples;
   CHECK(s.source == format::SampleSource::kRuns);

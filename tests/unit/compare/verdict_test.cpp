@@ -8,14 +8,14 @@
 // paired path.
 #include "compare/verdict.hpp"
 
-#include "compare/runs.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include "compare/runs.hpp"
 
 namespace runner::compare {
 namespace {
