@@ -122,10 +122,12 @@ test: browser-deps build
 # libFuzzer targets (tests/fuzz/) under ASan+UBSan, built with clang in
 # their own directory: each runs FUZZ_SECONDS on its seed corpus
 # (tests/fuzz/corpus/<target>) plus what earlier runs found
-# ($(FUZZ_BUILD)/corpus/<target>). Any crash, leak, timeout or
-# out-of-memory fails; the input is kept in $(FUZZ_BUILD)/crashes/.
+# ($(FUZZ_BUILD)/corpus/<target>), FUZZ_JOBS targets at a time (one per
+# CPU). Any crash, leak, timeout or out-of-memory fails; the input is kept
+# in $(FUZZ_BUILD)/crashes/ (tests/fuzz/run_targets.sh).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= $(shell nproc)
 FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map jitdump pipedata report \
                 compare_report compare_results compare_markers \
@@ -136,23 +138,7 @@ fuzz: test-deps
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
 	  -Db_sanitize=address,undefined -Db_lundef=false
 	ninja -C $(FUZZ_BUILD) fuzz
-	@failed=""; mkdir -p $(FUZZ_BUILD)/crashes; \
-	for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
-	  dict=; test -f tests/fuzz/$$t.dict && dict=-dict=tests/fuzz/$$t.dict; \
-	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  ASAN_OPTIONS=detect_leaks=1 \
-	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
-	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- \
-	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t \
-	    > $(FUZZ_BUILD)/fuzz_$$t.log 2>&1 \
-	  || { failed="$$failed $$t"; tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; }; \
-	  grep -h '^stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$t.log; \
-	done; \
-	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed (inputs in $(FUZZ_BUILD)/crashes/)"; exit 1; fi; \
-	echo "fuzz: every target ran $(FUZZ_SECONDS) s clean"
+	tests/fuzz/run_targets.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 # runner compare's calibration on this machine (bench/compare/compare_bench.py):
 # false alarms (A/A) and detections (A/B at 3, 5, 10% slowdown of

@@ -26,7 +26,7 @@ struct ProgressCounts {
   uint64_t elapsed_ns = 0;
   uint64_t rounds = 0;  // StartBenchmark windows so far ("windows")
   uint64_t samples = 0, bytes_written = 0, lost_samples = 0;
-  uint64_t benchmarks = 0;  // benchmarks announced (CurrentBenchmark)
+  uint64_t benchmarks = 0;  // distinct benchmarks announced (CurrentBenchmark)
   std::string benchmark;    // the latest one announced
   bool sampling = false;    // inside a benchmark window
 };

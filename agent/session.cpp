@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <unordered_set>
 
 #include "agent/first_contact.hpp"
 #include "agent/instrumentation_check.hpp"
@@ -349,7 +351,14 @@ std::optional<int> Session::launch() {
 // data (this thread) and the sampler's stats (a locked snapshot).
 void Session::start_progress() {
   const uint64_t start_ns = base::monotonic_ns();
-  progress_ = std::make_unique<ProgressLine>(io_, [this, start_ns] {
+  // The distinct URIs announced so far, read incrementally: an interleaved
+  // run announces its two benchmarks once per round.
+  struct Announced {
+    size_t read = 0;
+    std::unordered_set<std::string> uris;
+  };
+  auto announced = std::make_shared<Announced>();
+  progress_ = std::make_unique<ProgressLine>(io_, [this, start_ns, announced] {
     ProgressCounts counts;
     counts.elapsed_ns = base::monotonic_ns() - start_ns;
     counts.rounds = rounds_;
@@ -360,7 +369,9 @@ void Session::start_progress() {
       counts.lost_samples = stats.lost_samples;
     }
     const fifo::RunData& data = fifos_.server->data();
-    counts.benchmarks = data.uri_by_ts.size();
+    for (; announced->read < data.uri_by_ts.size(); ++announced->read)
+      announced->uris.insert(data.uri_by_ts[announced->read].second);
+    counts.benchmarks = announced->uris.size();
     if (!data.uri_by_ts.empty())
       counts.benchmark = data.uri_by_ts.back().second;
     counts.sampling = data.sampling;

@@ -29,16 +29,12 @@ double variance(std::span<const double> values) {
 // degrees of freedom, in exp(.) - 1 terms.
 void set_outcome(format::RunLevelStats& out, double d, double se, double df,
                  double confidence) {
+  const stats::DifferenceTest test =
+      stats::test_difference(d, se, df, confidence);
   out.change = std::expm1(d);
-  if (!(se > 0)) {
-    out.p_value = d == 0 ? 1 : 0;
-    out.ci_low = out.ci_high = out.change;
-    return;
-  }
-  const double half = stats::t_quantile(1 - (1 - confidence) / 2, df) * se;
-  out.ci_low = std::expm1(d - half);
-  out.ci_high = std::expm1(d + half);
-  out.p_value = std::min(1.0, 2 * stats::t_cdf(-std::fabs(d / se), df));
+  out.ci_low = std::expm1(test.ci_low);
+  out.ci_high = std::expm1(test.ci_high);
+  out.p_value = test.p_value;
 }
 
 }  // namespace

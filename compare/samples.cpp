@@ -500,17 +500,22 @@ base::Result<FolderData> check_metric(FolderData data, format::Metric metric) {
   for (const format::CounterInfo& info : *data.counters) {
     if (info.name != name) continue;
     if (info.counted) return data;
-    return base::Error(option + std::string(name) +
-                       " was not counted in this "
-                       "run (" +
-                       info.absent_reason + ")");
+    const std::string why = " was not counted in this run (";
+    return base::Error(option + std::string(name) + why + info.absent_reason +
+                       ")");
   }
   return base::Error(option + std::string(name) +
                      " is not in runner.counters.json");
 }
 
+// A folder's median per iteration: its markers' median, else its results'
+// as `runner upload --store` records them for the history
+// (format::median_per_iteration_ns), so that a run and the stored runs it
+// is held against are measured alike.
 double folder_median(const FolderBenchmark& b) {
-  return b.times_ns.empty() ? b.summary->median_ns : stats::median(b.times_ns);
+  if (b.source == SampleSource::kMarkers) return stats::median(b.times_ns);
+  const auto medians = format::median_per_iteration_ns(b.results);
+  return medians.empty() ? std::nan("") : medians.front().second;
 }
 
 // Pools one URI's data of several folders: raw rounds when every folder has
@@ -554,17 +559,19 @@ const std::optional<format::CounterDelta>& window_count(
 
 // The metric per iteration of each measured round, when each had its own
 // window (one results entry with round arrays, as many windows as rounds,
-// each with the counter); else nullopt.
+// none holding warmup, each with the counter, instructions counted the
+// whole window); else nullopt.
 std::optional<std::vector<double>> window_rounds(const FolderBenchmark& b,
                                                  format::Metric metric) {
-  if (b.source != SampleSource::kRounds || b.results.size() != 1)
+  if (b.source != SampleSource::kRounds || b.results.size() != 1 ||
+      b.counters.warmup_iterations > 0)
     return std::nullopt;
   const std::vector<uint64_t>& iters = b.results.front().iters_per_round;
   if (iters.empty() || b.windows.size() != iters.size()) return std::nullopt;
   std::vector<double> out;
   for (size_t i = 0; i < iters.size(); ++i) {
     const auto& count = window_count(b.windows[i], metric);
-    if (!count) return std::nullopt;
+    if (!count || count->multiplexed()) return std::nullopt;
     out.push_back(static_cast<double>(count->value) /
                   static_cast<double>(iters[i]));
   }

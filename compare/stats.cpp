@@ -419,6 +419,28 @@ ShiftEstimate hodges_lehmann_paired(std::span<const double> d,
                         [&](uint64_t k) { return kth_walsh_average(sd, k); });
 }
 
+DifferenceTest test_difference(double d, double se, double df,
+                               double confidence) {
+  DifferenceTest out;
+  if (!(se > 0)) {
+    out.p_value = d == 0 ? 1 : 0;
+    out.statistic = d == 0 ? 0 : std::copysign(kInf, d);
+    out.ci_low = out.ci_high = d;
+    return out;
+  }
+  const bool normal = std::isinf(df);
+  out.statistic = d / se;
+  const double tail = normal ? normal_cdf(-std::fabs(out.statistic))
+                             : t_cdf(-std::fabs(out.statistic), df);
+  out.p_value = std::min(1.0, 2 * tail);
+  const double level = 1 - (1 - confidence) / 2;
+  const double half_width =
+      (normal ? normal_quantile(level) : t_quantile(level, df)) * se;
+  out.ci_low = d - half_width;
+  out.ci_high = d + half_width;
+  return out;
+}
+
 WelchTest welch_t(const MeanSummary& x, const MeanSummary& y,
                   double confidence) {
   WelchTest out;
@@ -430,20 +452,18 @@ WelchTest welch_t(const MeanSummary& x, const MeanSummary& y,
   }
   const double vx = x.stdev * x.stdev / x.n, vy = y.stdev * y.stdev / y.n;
   const double se = std::sqrt(vx + vy);
-  if (!(se > 0)) {
+  if (se > 0) {
+    const double wx = vx / (vx + vy), wy = vy / (vx + vy);
+    out.df = 1 / (wx * wx / (x.n - 1) + wy * wy / (y.n - 1));
+  } else {
     out.df = x.n + y.n - 2;
-    out.p_value = out.difference == 0 ? 1 : 0;
-    out.t = out.difference == 0 ? 0 : std::copysign(kInf, out.difference);
-    out.ci_low = out.ci_high = out.difference;
-    return out;
   }
-  const double wx = vx / (vx + vy), wy = vy / (vx + vy);
-  out.df = 1 / (wx * wx / (x.n - 1) + wy * wy / (y.n - 1));
-  out.t = out.difference / se;
-  out.p_value = std::min(1.0, 2 * t_cdf(-std::fabs(out.t), out.df));
-  const double half_width = t_quantile(1 - (1 - confidence) / 2, out.df) * se;
-  out.ci_low = out.difference - half_width;
-  out.ci_high = out.difference + half_width;
+  const DifferenceTest test =
+      test_difference(out.difference, se, out.df, confidence);
+  out.t = test.statistic;
+  out.p_value = test.p_value;
+  out.ci_low = test.ci_low;
+  out.ci_high = test.ci_high;
   return out;
 }
 
@@ -460,18 +480,13 @@ MedianTest median_difference(const QuartileSummary& x, const QuartileSummary& y,
   const double factor = std::sqrt(std::numbers::pi / 2) / kIqrSigmas;
   const double se_x = factor * (x.q3 - x.q1) / std::sqrt(x.n);
   const double se_y = factor * (y.q3 - y.q1) / std::sqrt(y.n);
-  const double se = std::sqrt(se_x * se_x + se_y * se_y);
-  if (!(se > 0)) {
-    out.p_value = out.difference == 0 ? 1 : 0;
-    out.z = out.difference == 0 ? 0 : std::copysign(kInf, out.difference);
-    out.ci_low = out.ci_high = out.difference;
-    return out;
-  }
-  out.z = out.difference / se;
-  out.p_value = std::min(1.0, 2 * normal_cdf(-std::fabs(out.z)));
-  const double half_width = normal_quantile(1 - (1 - confidence) / 2) * se;
-  out.ci_low = out.difference - half_width;
-  out.ci_high = out.difference + half_width;
+  const DifferenceTest test =
+      test_difference(out.difference, std::sqrt(se_x * se_x + se_y * se_y),
+                      kInf, confidence);
+  out.z = test.statistic;
+  out.p_value = test.p_value;
+  out.ci_low = test.ci_low;
+  out.ci_high = test.ci_high;
   return out;
 }
 

@@ -117,6 +117,17 @@ double kth_difference(std::span<const double> x, std::span<const double> y,
                       uint64_t k);
 double kth_walsh_average(std::span<const double> d, uint64_t k);
 
+// A difference d with standard error se, tested two-sided against 0: the
+// statistic d / se, p and the interval d -+ q * se from Student's t with
+// df degrees of freedom (the normal when df is infinite). A zero (or NaN)
+// se gives the point itself: p = 1 when d = 0, else p = 0 with the
+// statistic +-inf.
+struct DifferenceTest {
+  double statistic = 0, p_value = 1, ci_low = 0, ci_high = 0;
+};
+DifferenceTest test_difference(double d, double se, double df,
+                               double confidence);
+
 // One side of Welch's test.
 struct MeanSummary {
   double mean = 0, stdev = 0;

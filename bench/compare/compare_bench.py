@@ -4,9 +4,10 @@
 For each condition (the machine as it is, or with a neighbour process the
 script starts), each mode (how the two sides are measured and compared) and
 each kind of pair (A/A: the same program twice; A/B PCT%: the program made
-PCT% slower with compare_workload's `--slower PCT`), it runs `--pairs`
-comparisons of tests/e2e/programs/compare_workload.c and counts the verdicts
-of `runner compare`, once per metric on the same runs. A false alarm is an
+PCT% slower with compare_workload's `--scale PCT`, every stage doing PCT%
+more work), it runs `--pairs` comparisons of
+tests/e2e/programs/compare_workload.c and counts the verdicts of `runner
+compare`, once per metric on the same runs. A false alarm is an
 A/A pair called `regression` or `improvement`; a detection is an A/B pair
 called `regression`; every other verdict word (`unchanged`, `inconclusive`,
 or any other) is counted as it is.
@@ -261,7 +262,7 @@ def raise_on_signal(signum, _frame):
 def record(args, folder, slower, options):
     """One `runner exec` of the workload into `folder`; its median round."""
     shutil.rmtree(folder, ignore_errors=True)
-    command = [args.workload] + (["--slower", str(slower)] if slower else [])
+    command = [args.workload] + (["--scale", str(slower)] if slower else [])
     argv = ([args.runner, "exec", "--profile-folder", folder,
              "--name", "workload"] + options + ["--"] + command)
     env = dict(os.environ, RUNNER_EXEC_HARNESS=args.harness)
@@ -387,7 +388,7 @@ def run_paired(args, mode, slower, index):
     """Nothing to run beforehand: `runner compare --paired` runs both
     commands itself."""
     base = shlex.quote(args.workload)
-    head = base + (f" --slower {slower}" if slower else "")
+    head = base + (f" --scale {slower}" if slower else "")
     return None, lambda metric: [
         args.runner, "compare", "--paired", "--pairs", str(args.paired_pairs),
         "--format", "json", base, head]
@@ -398,7 +399,7 @@ def run_interleaved(args, mode, slower, index):
     `runner compare --interleaved` command of a metric on its folder."""
     folder = os.path.join(args.out, "work", "interleaved")
     shutil.rmtree(folder, ignore_errors=True)
-    head = [args.workload] + (["--slower", str(slower)] if slower else [])
+    head = [args.workload] + (["--scale", str(slower)] if slower else [])
     argv = ([args.runner, "exec", "--interleave", "--profile-folder", folder,
              "--name", "workload", "--warmup-time", "200ms", "--max-rounds",
              str(args.interleaved_rounds), "--", args.workload, ":::"] + head)

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -746,6 +747,23 @@ TEST_SUITE("e2e") {
             step["env"]["RUNNER_CI_FAIL_ON_INCONCLUSIVE"].as<std::string>() ==
             "${{ inputs.fail-on-inconclusive }}";
     CHECK(inconclusive_input);
+    // Every input reaches runner-ci as RUNNER_CI_<INPUT>, quoted by env:.
+    YAML::Node bench_env;
+    for (const YAML::Node& step : steps)
+      if (step["id"] && step["id"].as<std::string>() == "bench")
+        bench_env = step["env"];
+    REQUIRE(bench_env.IsMap());
+    for (const auto& input : action["inputs"]) {
+      const std::string name = input.first.as<std::string>();
+      std::string var = "RUNNER_CI_";
+      for (char c : name)
+        var += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+      INFO(name);
+      REQUIRE(bench_env[var]);
+      CHECK(bench_env[var].as<std::string>() == "${{ inputs." + name + " }}");
+    }
+    CHECK(action["inputs"]["base-run"]);
+    CHECK(action["inputs"]["metric"]["default"].as<std::string>().empty());
     CHECK(
         contains(action["outputs"]["verdict"]["description"].as<std::string>(),
                  "error"));
@@ -1037,12 +1055,74 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("the CI script refuses bad inputs before running anything") {
     TempDir dir;
-    auto r = run_process(
-        {"bash", binary("CI_SCRIPT")},
-        {"RUNNER_CI_RUN=touch " + dir.file("ran"), "RUNNER_CI_UPLOAD=ftp"});
-    CHECK(r.exit_code == 2);
-    CHECK(r.err ==
-          "runner-ci: upload must be none, codspeed or s3, not 'ftp'\n");
-    CHECK_FALSE(fs::exists(dir.file("ran")));
+    const std::string run = "RUNNER_CI_RUN=touch " + dir.file("ran");
+    const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+        {{"RUNNER_CI_UPLOAD=ftp"},
+         "upload must be none, codspeed or s3, not 'ftp'"},
+        {{"RUNNER_CI_MODE=interleave"},
+         "mode interleave needs base-run (RUNNER_CI_BASE_RUN), the base's "
+         "benchmark command"},
+        {{"RUNNER_CI_MODE=interleave", "RUNNER_CI_BASE_RUN=true",
+          "RUNNER_CI_ROUNDS=0"},
+         "rounds must be a number of rounds (1 to 999999)"},
+        {{"RUNNER_CI_MODE=interleave", "RUNNER_CI_BASE_RUN=true",
+          "RUNNER_CI_UPLOAD=s3", "RUNNER_CI_STORE=s3://b"},
+         "mode interleave uploads nothing (its one run holds the base's and "
+         "the head's benchmarks): set upload to none"},
+        {{"RUNNER_CI_METRIC=cpu"},
+         "metric cpu needs a value per round, which the interleave mode has "
+         "(one run per side against the store gives one CPU time each): use "
+         "mode interleave, or metric wall"},
+        {{"RUNNER_CI_METRIC=$(touch x)"},
+         "metric must be wall, cpu or instructions, not '$(touch x)'"},
+        {{"RUNNER_CI_THRESHOLD=5; rm"},
+         "threshold must be a percentage, 0 < PCT < 100 (e.g. 3 or 2.5)"}};
+    for (const auto& [env, message] : bad) {
+      CAPTURE(message);
+      std::vector<std::string> all = env;
+      all.push_back(run);
+      auto r = run_process({"bash", binary("CI_SCRIPT")}, all, dir.path());
+      CHECK(r.exit_code == 2);
+      CHECK(r.err == "runner-ci: " + message + "\n");
+      CHECK_FALSE(fs::exists(dir.file("ran")));
+      CHECK_FALSE(fs::exists(dir.file("x")));
+    }
+  }
+
+  TEST_CASE("the CI script, mode interleave: base-run and run in one run") {
+    // The head does 40% more work: a regression in CPU time per round
+    // (the mode's default metric, at its 3% threshold), from one run, with
+    // no store.
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto job = run_job(
+        gate_env(dir, "il", ""),
+        {"RUNNER_BIN=" + binary("RUNNER_BIN"), "RUNNER_CI_MODE=interleave",
+         "RUNNER_CI_STORE=", "RUNNER_CI_S3_ENDPOINT=",
+         "COMPARE_WORKLOAD_BIN=" + binary("COMPARE_WORKLOAD_BIN"),
+         "RUNNER_CI_BASE_RUN=\"$COMPARE_WORKLOAD_BIN\"",
+         "RUNNER_CI_RUN=\"$COMPARE_WORKLOAD_BIN\" --scale 40",
+         "RUNNER_CI_ROUNDS=12"});
+    INFO(job.err);
+    CHECK(job.exit_code == 1);  // fail-on-regression
+    CHECK(file_text(dir.file("il-output")) ==
+          job_output(dir, "il", "regression"));
+    const auto json =
+        read_json_file(dir.file("il-profile/compare/compare.json"));
+    CHECK(json["settings"]["metric"] == "cpu");  // the mode's default
+    CHECK(json["settings"]["threshold"] == 0.03);  // the mode's default
+    CHECK(json["settings"]["paired"] == true);
+    CHECK(json["benchmarks"].at(0)["base"]["rounds"] == 12);
+    const std::string summary = file_text(dir.file("il-summary.md"));
+    INFO(summary);
+    CHECK(contains(summary, "### runner: comparison with base-run, "
+                            "interleaved"));
+    CHECK(contains(summary, "**runner compare: regression**"));
+    CHECK(contains(summary, "CPU time per iteration"));
+    const std::vector<std::string> files = summary_files(summary);
+    CHECK(std::any_of(files.begin(), files.end(), [](const std::string& f) {
+      return f.starts_with("compare/") && f.ends_with(".diff.svg");
+    }));
+    CHECK_FALSE(contains(summary, dir.path()));
   }
 }

@@ -24,6 +24,13 @@ using namespace runner::testing;
 namespace {
 
 constexpr int kRounds = 4;
+// What a window holds beyond what the burner's processes report of
+// themselves: exec-harness's fork, exec and wait of each round, and the
+// kernel's time in them for sampling (stack copies), which task-clock
+// charges to the task and tick-based rusage may not; more when other jobs
+// load the machine (caches, interrupts).
+constexpr double kSlack = 1.05;
+constexpr double kRoundNs = 10e6;
 
 std::vector<std::string> env_with_harness() {
   return {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")};
@@ -94,12 +101,12 @@ TEST_SUITE("e2e") {
         const auto [reported, runs] = reported_cpu_ns(out);
         REQUIRE(runs == static_cast<size_t>(kRounds));
         // The window also holds exec-harness's fork/exec/wait of each
-        // round: up to 3% + 3 ms a round above what the runs report, never
-        // below it by more than getrusage's rounding.
+        // round: up to kSlack and kRoundNs a round above what the runs
+        // report, never below it by more than getrusage's rounding.
         MESSAGE(std::string(mode) << ": task-clock " << counted / 1e6
                                   << " ms, rusage " << reported / 1e6 << " ms");
         CHECK(counted >= reported * 0.99);
-        CHECK(counted <= reported * 1.03 + 3e6 * kRounds);
+        CHECK(counted <= reported * kSlack + kRoundNs * kRounds);
       }
     }
   }
@@ -125,7 +132,7 @@ TEST_SUITE("e2e") {
                                  << " ms, rusage per run " << per_run / 1e6
                                  << " ms");
     CHECK(*c.cpu_ns_per_iter >= per_run * 0.99);
-    CHECK(*c.cpu_ns_per_iter <= per_run * 1.03 + 3e6);
+    CHECK(*c.cpu_ns_per_iter <= per_run * kSlack + kRoundNs);
   }
 
   TEST_CASE("compare's loader: exec-harness's warmup inside its window") {
@@ -148,7 +155,7 @@ TEST_SUITE("e2e") {
     REQUIRE(c.cpu_ns_per_iter);
     const double per_run = reported / static_cast<double>(runs);
     CHECK(*c.cpu_ns_per_iter >= per_run * 0.99);
-    CHECK(*c.cpu_ns_per_iter <= per_run * 1.03 + 3e6);
+    CHECK(*c.cpu_ns_per_iter <= per_run * kSlack + kRoundNs);
   }
 
   TEST_CASE("runner run, several benchmarks: one window each, on its URI") {
@@ -234,7 +241,7 @@ TEST_SUITE("e2e") {
                          << counted / 1e6 << " ms, rusage " << reported / 1e6
                          << " ms (mostly kernel time)");
     CHECK(counted >= reported * 0.99);
-    CHECK(counted <= reported * 1.03 + 3e6 * 3);
+    CHECK(counted <= reported * kSlack + kRoundNs * 3);
   }
 
   TEST_CASE("without a hardware PMU instructions and cycles are absent") {

@@ -4,11 +4,15 @@
 // symbol and self time: stage_parse (~40% of the time), stage_hash (~30%),
 // stage_sort (~30%). Built -O2 -g -fno-omit-frame-pointer, unsanitized.
 //
-//   compare_workload [--slower PCT]
+//   compare_workload [--slower PCT | --scale PCT]
 //
 // --slower PCT gives stage_hash, and only it, more work, so that the whole
 // program takes about PCT% longer (10: stage_hash does 1 + 10/30 times its
-// work); its share of the time grows, the others' shrink.
+// work); its share of the time grows, the others' shrink. How much longer
+// depends on stage_hash's share on the machine at hand.
+// --scale PCT gives every stage 1 + PCT/100 times its work: the program's
+// work takes PCT% longer on any machine, its split unchanged (the
+// calibration of bench/compare, which needs a known change).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,29 +116,38 @@ STAGE uint64_t stage_sort(uint32_t* values, size_t count, int passes) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: compare_workload [--slower PCT]\n");
+  fprintf(stderr, "usage: compare_workload [--slower PCT | --scale PCT]\n");
   return 2;
 }
 
+// Work units scaled by `factor`, rounded.
+static long scaled(long units, double factor) {
+  return (long)((double)units * factor + 0.5);
+}
+
 int main(int argc, char** argv) {
-  double slower = 0;
-  if (argc == 3 && strcmp(argv[1], "--slower") == 0) {
+  double slower = 0, scale = 0;
+  if (argc == 3 && (strcmp(argv[1], "--slower") == 0 ||
+                    strcmp(argv[1], "--scale") == 0)) {
     char* end = NULL;
-    slower = strtod(argv[2], &end);
-    if (end == argv[2] || *end != '\0' || slower < 0 || slower > 1000) {
+    const double pct = strtod(argv[2], &end);
+    if (end == argv[2] || *end != '\0' || pct < 0 || pct > 1000) {
       return usage();
     }
+    *(strcmp(argv[1], "--slower") == 0 ? &slower : &scale) = pct;
   } else if (argc != 1) {
     return usage();
   }
   make_text();
   for (size_t i = 0; i < kHashBytes; ++i) g_bytes[i] = (uint8_t)next_random();
 
+  const double all = 1.0 + scale / 100.0;
   const long hash_blocks =
-      (long)(kHashBlocks * (1.0 + slower / 100.0 / kHashShare) + 0.5);
-  uint64_t sink = stage_parse(g_text, kTextBytes, kParsePasses);
+      scaled(kHashBlocks, all * (1.0 + slower / 100.0 / kHashShare));
+  uint64_t sink =
+      stage_parse(g_text, kTextBytes, (int)scaled(kParsePasses, all));
   sink ^= stage_hash(g_bytes, kHashBytes, hash_blocks);
-  sink ^= stage_sort(g_values, kSortValues, kSortPasses);
+  sink ^= stage_sort(g_values, kSortValues, (int)scaled(kSortPasses, all));
   g_sink = sink;
   return 0;
 }

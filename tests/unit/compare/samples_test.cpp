@@ -590,3 +590,20 @@ TEST_CASE("samples: --metric instructions refuses multiplexed counts") {
   CHECK(side->benchmarks.at(0).samples.folder_medians_ns ==
         std::vector<double>{50'000});
 }
+
+TEST_CASE("samples: --metric cpu, a window holding warmup is not a round's") {
+  // One round, one window, but the window also ran 10 warmup iterations
+  // (exec-harness with --max-rounds 1): one value per run, warmup counted.
+  TempDir dir;
+  const std::string f = dir.file("f");
+  auto result = rounds_result("x", 1, 10, 10'000'000);
+  result.stats.warmup_iters = 10;
+  write_results(f, {result});
+  write_uris(f, {{90'000'000, "t.cpp::x"}});
+  write_counters(f, {window(1'000'000, 21'500'000, 20'000'000)});
+  auto side = compare::load_side("head", {f}, format::Metric::kCpu);
+  REQUIRE_MESSAGE(side, side.error().what());
+  const compare::SideSamples& s = side->benchmarks.at(0).samples;
+  CHECK(s.source == format::SampleSource::kRuns);
+  CHECK(s.folder_medians_ns == std::vector<double>{1'000'000});
+}
