@@ -480,9 +480,8 @@ MedianTest median_difference(const QuartileSummary& x, const QuartileSummary& y,
   const double factor = std::sqrt(std::numbers::pi / 2) / kIqrSigmas;
   const double se_x = factor * (x.q3 - x.q1) / std::sqrt(x.n);
   const double se_y = factor * (y.q3 - y.q1) / std::sqrt(y.n);
-  const DifferenceTest test =
-      test_difference(out.difference, std::sqrt(se_x * se_x + se_y * se_y),
-                      kInf, confidence);
+  const DifferenceTest test = test_difference(
+      out.difference, std::sqrt(se_x * se_x + se_y * se_y), kInf, confidence);
   out.z = test.statistic;
   out.p_value = test.p_value;
   out.ci_low = test.ci_low;

@@ -1109,14 +1109,15 @@ TEST_SUITE("e2e") {
           job_output(dir, "il", "regression"));
     const auto json =
         read_json_file(dir.file("il-profile/compare/compare.json"));
-    CHECK(json["settings"]["metric"] == "cpu");  // the mode's default
+    CHECK(json["settings"]["metric"] == "cpu");    // the mode's default
     CHECK(json["settings"]["threshold"] == 0.03);  // the mode's default
     CHECK(json["settings"]["paired"] == true);
     CHECK(json["benchmarks"].at(0)["base"]["rounds"] == 12);
     const std::string summary = file_text(dir.file("il-summary.md"));
     INFO(summary);
-    CHECK(contains(summary, "### runner: comparison with base-run, "
-                            "interleaved"));
+    CHECK(contains(summary,
+                   "### runner: comparison with base-run, "
+                   "interleaved"));
     CHECK(contains(summary, "**runner compare: regression**"));
     CHECK(contains(summary, "CPU time per iteration"));
     const std::vector<std::string> files = summary_files(summary);

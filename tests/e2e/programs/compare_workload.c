@@ -127,8 +127,8 @@ static long scaled(long units, double factor) {
 
 int main(int argc, char** argv) {
   double slower = 0, scale = 0;
-  if (argc == 3 && (strcmp(argv[1], "--slower") == 0 ||
-                    strcmp(argv[1], "--scale") == 0)) {
+  if (argc == 3 &&
+      (strcmp(argv[1], "--slower") == 0 || strcmp(argv[1], "--scale") == 0)) {
     char* end = NULL;
     const double pct = strtod(argv[2], &end);
     if (end == argv[2] || *end != '\0' || pct < 0 || pct > 1000) {
