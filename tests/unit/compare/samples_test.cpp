@@ -353,6 +353,16 @@ format::BenchmarkResult rounds_result(const std::string& name, size_t rounds,
   return r;
 }
 
+// Folders each with one benchmark `name` of 4 rounds x 10 iterations of
+// 1 ms, announced at `announced_ns`; no counters yet.
+void write_folders(const std::vector<std::string>& folders,
+                   const std::string& name, uint64_t announced_ns) {
+  for (const auto& f : folders) {
+    write_results(f, {rounds_result(name, 4, 10, 1'000'000)});
+    write_uris(f, {{announced_ns, "t.cpp::" + name}});
+  }
+}
+
 bool has_warning(const compare::LoadedSide& side, const std::string& part) {
   return std::any_of(
       side.counter_warnings.begin(), side.counter_warnings.end(),
@@ -443,10 +453,7 @@ TEST_CASE("samples: folders without counters, broken counters, lost windows") {
   TempDir dir;
   const std::string with = dir.file("with"), without = dir.file("without"),
                     broken = dir.file("broken");
-  for (const auto& f : {with, without, broken}) {
-    write_results(f, {rounds_result("a", 4, 10, 1'000'000)});
-    write_uris(f, {{10'000'000, "t.cpp::a"}});
-  }
+  write_folders({with, without, broken}, "a", 10'000'000);
   write_counters(with, {window(1'000'000, 6'000'000, 4'000'000)}, 2);
   REQUIRE(runner::base::write_file_atomic(
       format::ProfileLayout(broken).run_counters(), "{\"version\": 1, "));
@@ -508,11 +515,9 @@ TEST_CASE("samples: --metric cpu, a window per round gives each round's") {
 TEST_CASE("samples: --metric cpu, one window for all rounds: one per run") {
   TempDir dir;
   const std::string a = dir.file("a"), b = dir.file("b");
-  for (const auto& [f, cpu] : {std::pair{a, 8'000'000}, {b, 6'000'000}}) {
-    write_results(f, {rounds_result("x", 4, 10, 1'000'000)});
-    write_uris(f, {{90'000'000, "t.cpp::x"}});
-    write_counters(f, {window(1'000'000, 5'000'000, uint64_t(cpu))});
-  }
+  write_folders({a, b}, "x", 90'000'000);
+  write_counters(a, {window(1'000'000, 5'000'000, 8'000'000)});
+  write_counters(b, {window(1'000'000, 5'000'000, 6'000'000)});
   auto side = compare::load_side("base", {a, b}, format::Metric::kCpu);
   REQUIRE_MESSAGE(side, side.error().what());
   const compare::SideSamples& s = side->benchmarks.at(0).samples;
@@ -528,10 +533,7 @@ TEST_CASE("samples: --metric without counters is an error naming why") {
   TempDir dir;
   const std::string none = dir.file("none"), pmu = dir.file("pmu"),
                     late = dir.file("late");
-  for (const auto& f : {none, pmu, late}) {
-    write_results(f, {rounds_result("x", 4, 10, 1'000'000)});
-    write_uris(f, {{90'000'000, "t.cpp::x"}});
-  }
+  write_folders({none, pmu, late}, "x", 90'000'000);
   write_counters(pmu, {window(1'000'000, 5'000'000, 4'000'000)});
   // A window after the last URI: the benchmark has none.
   write_counters(late, {window(95'000'000, 96'000'000, 4'000'000)});
