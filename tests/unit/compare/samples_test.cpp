@@ -363,6 +363,16 @@ void write_folders(const std::vector<std::string>& folders,
   }
 }
 
+// `folder` with one benchmark `a` of 2 rounds x 50 iterations; the
+// window to write for it, whose instructions were counted half of it.
+format::CounterWindow multiplexed_folder(const std::string& folder) {
+  write_results(folder, {rounds_result("a", 2, 50, 1'000'000)});
+  write_uris(folder, {{10'000'000, "t.cpp::a"}});
+  auto w = window(1'000'000, 3'000'000, 2'000'000);
+  w.instructions = format::CounterDelta{5'000'000, 2'000'000, 1'000'000};
+  return w;
+}
+
 bool has_warning(const compare::LoadedSide& side, const std::string& part) {
   return std::any_of(
       side.counter_warnings.begin(), side.counter_warnings.end(),
@@ -474,10 +484,7 @@ TEST_CASE("samples: folders without counters, broken counters, lost windows") {
 TEST_CASE("samples: instructions per iteration, multiplexed said") {
   TempDir dir;
   const std::string f = dir.file("f");
-  write_results(f, {rounds_result("a", 2, 50, 1'000'000)});
-  write_uris(f, {{10'000'000, "t.cpp::a"}});
-  auto w = window(1'000'000, 3'000'000, 2'000'000);
-  w.instructions = format::CounterDelta{5'000'000, 2'000'000, 1'000'000};
+  format::CounterWindow w = multiplexed_folder(f);
   write_counters(f, {w});
   auto side = compare::load_side("head", {f});
   REQUIRE_MESSAGE(side, side.error().what());
@@ -564,10 +571,7 @@ TEST_CASE("samples: --metric without counters is an error naming why") {
 TEST_CASE("samples: --metric instructions refuses multiplexed counts") {
   TempDir dir;
   const std::string f = dir.file("f");
-  write_results(f, {rounds_result("a", 2, 50, 1'000'000)});
-  write_uris(f, {{10'000'000, "t.cpp::a"}});
-  auto w = window(1'000'000, 3'000'000, 2'000'000);
-  w.instructions = format::CounterDelta{5'000'000, 2'000'000, 1'000'000};
+  format::CounterWindow w = multiplexed_folder(f);
   format::RunCounters c;
   c.counters = {{"task-clock", true, false, ""},
                 {"instructions", true, true, ""},
