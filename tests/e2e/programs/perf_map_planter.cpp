@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
   hooks.set_executed_benchmark(pid, "tests/e2e/programs/perf_map_planter.cpp");
 
   const std::string map = "/tmp/perf-" + std::to_string(pid) + ".map";
+  // A file there now was left by an earlier process that had this pid (a
+  // Node or Java benchmark's perf map, which nobody removes): not ours to
+  // keep, and it would make O_EXCL fail.
+  if (mode != "none") ::unlink(map.c_str());
   bool ok = true;
   if (mode == "regular") {
     ok = write_text(map, "1000 10 planted_jit_function\n");
