@@ -40,7 +40,6 @@ struct FolderBenchmark {
 
 // A folder's benchmarks by URI, in order of first appearance.
 struct FolderData {
-  std::string folder;
   std::vector<FolderBenchmark> benchmarks;
   std::map<std::string, size_t> index;
   // runner.counters.json's counters; nullopt without a readable file.
@@ -448,7 +447,6 @@ base::Result<FolderData> load_folder(const std::string& folder,
     return std::move(status.error());
   format::ProfileLayout layout(folder);
   FolderData data;
-  data.folder = folder;
   const size_t warned = warnings.size();
   auto files = read_results(layout, data, warnings);
   if (!files) return std::move(files.error());
