@@ -39,6 +39,10 @@ std::string write_store_record(const StoreRecord& r) {
     Json entry;
     entry["uri"] = m.uri;
     entry["median_ns"] = m.median_ns;  // not finite: null, refused on read
+    if (m.low_ns && m.high_ns) {
+      entry["low_ns"] = *m.low_ns;
+      entry["high_ns"] = *m.high_ns;
+    }
     medians.push_back(std::move(entry));
   }
   j["benchmark_medians"] = std::move(medians);
@@ -71,8 +75,19 @@ std::vector<StoredMedian> read_medians(const Json& j) {
         !entry["median_ns"].is_number())
       throw std::invalid_argument(
           where + " is not {\"uri\": string, \"median_ns\": number}");
-    out.push_back(
-        {entry["uri"].get<std::string>(), entry["median_ns"].get<double>()});
+    StoredMedian m{entry["uri"].get<std::string>(),
+                   entry["median_ns"].get<double>(),
+                   {},
+                   {}};
+    if (entry.contains("low_ns") || entry.contains("high_ns")) {
+      if (!entry.contains("low_ns") || !entry["low_ns"].is_number() ||
+          !entry.contains("high_ns") || !entry["high_ns"].is_number())
+        throw std::invalid_argument(where +
+                                    " has not both low_ns and high_ns numbers");
+      m.low_ns = entry["low_ns"].get<double>();
+      m.high_ns = entry["high_ns"].get<double>();
+    }
+    out.push_back(std::move(m));
   }
   return out;
 }

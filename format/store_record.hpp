@@ -16,10 +16,14 @@ namespace runner::format {
 
 inline constexpr int kStoreRecordVersion = 1;
 
-// One benchmark's median time per iteration in a stored run.
+// One benchmark's median time per iteration in a stored run and, when
+// its rounds gave one, the 95% interval of that median ("low_ns",
+// "high_ns"; absent in records of older runners and for benchmarks with
+// summaries only).
 struct StoredMedian {
   std::string uri;
   double median_ns = 0;
+  std::optional<double> low_ns, high_ns;
   bool operator==(const StoredMedian&) const = default;
 };
 

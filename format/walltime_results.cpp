@@ -1,6 +1,7 @@
 #include "format/walltime_results.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -216,11 +217,27 @@ double median_of(std::vector<double> values) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, double>> median_per_iteration_ns(
+namespace {
+
+// The 95% interval of the median of `times` (sorted in place).
+std::pair<double, double> median_interval(std::vector<double>& times) {
+  std::sort(times.begin(), times.end());
+  const double n = static_cast<double>(times.size());
+  const double half = 1.96 * std::sqrt(n) / 2;
+  const auto rank = [&](double r) {
+    return static_cast<size_t>(std::clamp(r, 1.0, n)) - 1;
+  };
+  return {times[rank(std::floor(n / 2 - half))],
+          times[rank(std::ceil(n / 2 + half + 1))]};
+}
+
+}  // namespace
+
+std::vector<IterationMedian> per_iteration_medians(
     std::span<const BenchmarkResult> results) {
   std::map<std::string, std::vector<const BenchmarkResult*>> by_uri;
   for (const BenchmarkResult& r : results) by_uri[r.uri].push_back(&r);
-  std::vector<std::pair<std::string, double>> out;
+  std::vector<IterationMedian> out;
   for (const auto& [uri, entries] : by_uri) {
     std::vector<double> times, medians;
     bool rounds = true;
@@ -233,8 +250,22 @@ std::vector<std::pair<std::string, double>> median_per_iteration_ns(
           times.push_back(static_cast<double>(r->times_per_round_ns[i]) /
                           static_cast<double>(r->iters_per_round[i]));
     }
-    out.emplace_back(uri, median_of(rounds ? times : medians));
+    IterationMedian m{uri, median_of(rounds ? times : medians), {}, {}};
+    if (rounds && times.size() >= kMinRoundsForInterval) {
+      const auto [low, high] = median_interval(times);
+      m.low_ns = low;
+      m.high_ns = high;
+    }
+    out.push_back(std::move(m));
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> median_per_iteration_ns(
+    std::span<const BenchmarkResult> results) {
+  std::vector<std::pair<std::string, double>> out;
+  for (IterationMedian& m : per_iteration_medians(results))
+    out.emplace_back(std::move(m.uri), m.median_ns);
   return out;
 }
 

@@ -68,6 +68,19 @@ struct WalltimeResults {
 std::vector<std::pair<std::string, double>> median_per_iteration_ns(
     std::span<const BenchmarkResult> results);
 
+// The same medians with, when they come from round arrays of at least
+// kMinRoundsForInterval rounds, the distribution-free 95% interval of the
+// median: the order statistics of ranks n/2 -+ 1.96 sqrt(n)/2 of the
+// per-iteration times.
+struct IterationMedian {
+  std::string uri;
+  double median_ns = 0;
+  std::optional<double> low_ns, high_ns;
+};
+inline constexpr size_t kMinRoundsForInterval = 6;
+std::vector<IterationMedian> per_iteration_medians(
+    std::span<const BenchmarkResult> results);
+
 // The pretty-printed document (2 spaces, trailing newline), members in the
 // schema's order. Invalid UTF-8 in a name is replaced, not thrown.
 std::string write_walltime_results(const Creator& creator,

@@ -133,10 +133,11 @@ std::vector<format::BenchmarkResult> folder_results(const std::string& folder) {
 // kMaxRecordMedians, as no reader would take them).
 void describe_benchmarks(const std::string& folder, format::StoreRecord& r) {
   const auto results = folder_results(folder);
-  for (const auto& [uri, median] : format::median_per_iteration_ns(results)) {
-    r.benchmarks.push_back(uri);
-    if (std::isfinite(median) && median > 0)
-      r.benchmark_medians.push_back({uri, median});
+  for (auto& m : format::per_iteration_medians(results)) {
+    r.benchmarks.push_back(m.uri);
+    if (std::isfinite(m.median_ns) && m.median_ns > 0)
+      r.benchmark_medians.push_back(
+          {std::move(m.uri), m.median_ns, m.low_ns, m.high_ns});
   }
   if (r.benchmark_medians.size() > kMaxRecordMedians)
     r.benchmark_medians.clear();
@@ -389,6 +390,11 @@ std::string medians_problem(const format::StoreRecord& record) {
       return "the median of " + shown(m.uri) +
              " is not a time per iteration (" + value + " ns)";
     }
+    const bool interval_bad =
+        m.low_ns && !(*m.low_ns > 0 && *m.low_ns <= m.median_ns && m.high_ns &&
+                      *m.high_ns >= m.median_ns && *m.high_ns <= kMaxMedianNs);
+    if (interval_bad)
+      return "the interval of " + shown(m.uri) + " does not hold its median";
   }
   return {};
 }

@@ -1,0 +1,34 @@
+// Change points: steps in the level of a noisy series of run-level
+// measurements (one value per stored run, oldest first). The method is
+// documented in docs/history.md ("How change points are found").
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace runner::history {
+
+struct DetectSettings {
+  // A step smaller than this (relative, |after / before - 1|) is not
+  // reported, however certain.
+  double min_change = 0.01;
+  // Fewer points than this on either side of a step: not a step.
+  size_t min_segment = 3;
+};
+
+// One step: the level changes from `before` to `after` at points[start].
+struct Step {
+  size_t start = 0;           // first point of the new level
+  double before = 0, after = 0;  // the two levels (medians), in the
+                                 // series' unit
+  double change = 0;          // after / before - 1
+  double low = 0, high = 0;   // 95% interval of change
+  double p_value = 1;         // of the step, as tested (docs/history.md)
+};
+
+// The steps of `values` (all finite and > 0), oldest first.
+std::vector<Step> find_change_points(std::span<const double> values,
+                                     const DetectSettings& settings);
+
+}  // namespace runner::history
