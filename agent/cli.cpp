@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "agent/commands.hpp"
+#include "agent/history_command.hpp"
 #include "agent/options.hpp"
 #include "agent/upload_command.hpp"
 #include "agent/verdict_file.hpp"
@@ -27,6 +28,8 @@ int run_main(int argc, char** argv) {
         return compare_with_verdict(line);
       case Command::kUpload:
         return upload_command(line.upload);
+      case Command::kHistory:
+        return history_command(line.history);
       case Command::kDoctor:
         return doctor_command();
       case Command::kNone:

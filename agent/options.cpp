@@ -41,6 +41,13 @@ constexpr std::array<Named<compare::OutputFormat>, 3> kCompareFormats{{
     {"json", compare::OutputFormat::kJson},
 }};
 
+constexpr std::array<Named<history::OutputFormat>, 4> kHistoryFormats{{
+    {"text", history::OutputFormat::kText},
+    {"markdown", history::OutputFormat::kMarkdown},
+    {"json", history::OutputFormat::kJson},
+    {"html", history::OutputFormat::kHtml},
+}};
+
 constexpr std::array<Named<format::Correction>, 3> kCorrections{{
     {"holm", format::Correction::kHolm},
     {"bh", format::Correction::kBenjaminiHochberg},
@@ -579,6 +586,83 @@ void add_compare(CLI::App& app, CommandLine& out) {
                 "--threshold)");
 }
 
+// A count in [min, max].
+auto count_parser(uint64_t min, uint64_t max) {
+  return [min, max](const std::string& text) -> base::Result<uint64_t> {
+    auto n = format::parse_count(text, "number");
+    if (n && *n >= min && *n <= max) return *n;
+    return base::Error("'" + text + "' is not allowed: expected " +
+                       std::to_string(min) + ".." + std::to_string(max));
+  };
+}
+
+base::Result<std::chrono::milliseconds> parse_budget(const std::string& text) {
+  RUNNER_ASSIGN_OR_RETURN(format::Duration d, format::parse_duration(text),
+                          "--budget");
+  if (d < std::chrono::seconds(1) || d > std::chrono::hours(24))
+    return base::Error("invalid duration '" + text + "': between 1s and 24h");
+  return std::chrono::round<std::chrono::milliseconds>(d);
+}
+
+constexpr const char* kHistoryDescription =
+    "Every benchmark's trend over the stored runs of pushes to a branch "
+    "(runner\nupload --store), its change points, and a page to look at. "
+    "Reads the\nstore's records (cached in $XDG_CACHE_HOME/runner/"
+    "store-records); fetches\nthe two runs around each of the newest change "
+    "points and compares them\n(runner compare, with the differential "
+    "flamegraphs). Writes history.json,\nhistory.md and index.html (a "
+    "self-contained page) into --out.";
+
+void add_history_store(CLI::App& sub, upload::HistoryQuery& query) {
+  sub.add_option("--store", query.store,
+                 "The S3-compatible store s3://BUCKET[/PREFIX]")
+      ->type_name("URL")
+      ->required();
+  sub.add_option("--s3-endpoint", query.s3_endpoint,
+                 "The S3 endpoint (default: $AWS_ENDPOINT_URL_S3, "
+                 "$AWS_ENDPOINT_URL, else AWS)")
+      ->type_name("URL");
+  sub.add_option("--branch", query.branch,
+                 "The branch whose pushes are read (default: the pull "
+                 "request's base branch from the CI environment, else main)")
+      ->type_name("BRANCH");
+  sub.add_option("--repository", query.repository,
+                 "OWNER/NAME (default: the repository of the current "
+                 "checkout or CI job)")
+      ->type_name("OWNER/NAME");
+  add_parsed_option(sub, "--last", query.last,
+                    count_parser(1, upload::kMaxHistoryRuns), "N",
+                    "The newest N runs (default 100)");
+  add_parsed_option(sub, "--budget", query.budget, parse_budget, "DURATION",
+                    "Stop reading records after this long; the older ones "
+                    "are counted as not read and the exit status is 1 "
+                    "(default 120s)");
+}
+
+void add_history(CLI::App& app, CommandLine& out) {
+  CLI::App* sub =
+      add_command(app, "history", kHistoryDescription, Command::kHistory, out);
+  HistoryOptions& options = out.history;
+  add_history_store(*sub, options.query);
+  sub->add_option("--out", options.out_dir,
+                  "The output folder (default: runner-history)")
+      ->type_name("DIR");
+  add_enum_option(*sub, "--format", options.format, kHistoryFormats,
+                  "What is printed: text (default), markdown (history.md), "
+                  "json (history.json) or html (the path of index.html)");
+  add_parsed_option(*sub, "--min-change", options.detect.min_change,
+                    parse_threshold, "PCT",
+                    "Smallest step reported as a change point, in percent "
+                    "(default 1)");
+  add_parsed_option(*sub, "--compares", options.compares, count_parser(0, 100),
+                    "N",
+                    "Compare the runs around the newest N change points "
+                    "(default 5; 0: none, nothing fetched)");
+  sub->footer(
+      "Exit status: 0 written, 1 written but incomplete (time budget) or an "
+      "output\nnot written, 2 bad input or no run of the branch.");
+}
+
 void add_upload(CLI::App& app, CommandLine& out) {
   CLI::App* sub = add_command(
       app, "upload",
@@ -731,6 +815,7 @@ std::unique_ptr<CLI::App> make_app(CommandLine& out) {
   add_report(*app, out);
   add_compare(*app, out);
   add_upload(*app, out);
+  add_history(*app, out);
   add_doctor(*app, out);
   // After the commands, which would inherit it.
   app->footer(

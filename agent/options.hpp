@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/history_command.hpp"
 #include "agent/session.hpp"
 #include "agent/upload_command.hpp"
 #include "compare/compare.hpp"
@@ -19,7 +20,16 @@
 
 namespace runner::agent {
 
-enum class Command { kNone, kRun, kExec, kReport, kCompare, kUpload, kDoctor };
+enum class Command {
+  kNone,
+  kRun,
+  kExec,
+  kReport,
+  kCompare,
+  kUpload,
+  kHistory,
+  kDoctor
+};
 
 // What the command line asked for; the options not given keep their
 // defaults.
@@ -42,6 +52,7 @@ struct CommandLine {
   std::string compare_verdict_file;
   // upload, and run/exec --upload / --store.
   UploadOptions upload;
+  HistoryOptions history;
 };
 
 // The application with every subcommand declared and bound to `out`

@@ -19,12 +19,12 @@ struct DetectSettings {
 
 // One step: the level changes from `before` to `after` at points[start].
 struct Step {
-  size_t start = 0;           // first point of the new level
+  size_t start = 0;              // first point of the new level
   double before = 0, after = 0;  // the two levels (medians), in the
                                  // series' unit
-  double change = 0;          // after / before - 1
-  double low = 0, high = 0;   // 95% interval of change
-  double p_value = 1;         // of the step, as tested (docs/history.md)
+  double change = 0;             // after / before - 1
+  double low = 0, high = 0;      // 95% interval of change
+  double p_value = 1;            // of the step, as tested (docs/history.md)
 };
 
 // The steps of `values` (all finite and > 0), oldest first.

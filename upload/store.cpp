@@ -22,6 +22,7 @@
 #include "config.h"
 #include "upload/archive.hpp"
 #include "upload/digest.hpp"
+#include "upload/store_records.hpp"
 
 namespace runner::upload {
 namespace {
@@ -36,12 +37,6 @@ std::string repository_prefix(const S3Location& location,
                               const RunFacts& facts) {
   return join_key(location.prefix,
                   ref_key(facts.owner) + "/" + ref_key(facts.repository));
-}
-
-// The prefix of the records of pushes to `branch`.
-std::string refs_prefix(const S3Location& location, const RunFacts& facts,
-                        const std::string& branch) {
-  return repository_prefix(location, facts) + "/refs/" + ref_key(branch) + "/";
 }
 
 // The number N of refs/pull/N/... (GitHub) or refs/merge-requests/N/...
@@ -298,7 +293,11 @@ std::string base_record_problem(const format::StoreRecord& record,
   return {};
 }
 
-namespace {
+// The prefix of the records of pushes to `branch`.
+std::string refs_prefix(const S3Location& location, const RunFacts& facts,
+                        const std::string& branch) {
+  return repository_prefix(location, facts) + "/refs/" + ref_key(branch) + "/";
+}
 
 // No answer from the store at all (as opposed to an answer about one
 // object): the next record would fare no better.
@@ -323,16 +322,12 @@ std::vector<std::string> record_keys(
   return keys;
 }
 
-// The run whose record is at `key` when it is a base for `branch`; else an
-// error saying why (the error of the GET when there was one).
-base::Result<StoredRun> read_base_run(S3Client& client,
-                                      const S3Location& location,
-                                      const RunFacts& facts,
-                                      const std::string& branch,
-                                      const std::string& key) {
-  auto text = client.get_text(location.bucket, key);
-  if (!text) return text.error();
-  auto record = format::read_store_record(*text);
+base::Result<StoredRun> parse_base_run(const std::string& text,
+                                       const S3Location& location,
+                                       const RunFacts& facts,
+                                       const std::string& branch,
+                                       const std::string& key) {
+  auto record = format::read_store_record(text);
   if (!record) return record.error();
   const std::string problem =
       base_record_problem(*record, key, location, facts, branch);
@@ -340,7 +335,15 @@ base::Result<StoredRun> read_base_run(S3Client& client,
   return StoredRun{std::move(*record), key};
 }
 
-}  // namespace
+base::Result<StoredRun> read_base_run(S3Client& client,
+                                      const S3Location& location,
+                                      const RunFacts& facts,
+                                      const std::string& branch,
+                                      const std::string& key) {
+  auto text = client.get_text(location.bucket, key);
+  if (!text) return text.error();
+  return parse_base_run(*text, location, facts, branch, key);
+}
 
 base::Result<StoredRun> find_newest_run(S3Client& client,
                                         const S3Location& location,

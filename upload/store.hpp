@@ -20,6 +20,7 @@
 // record sorts last.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -190,6 +191,66 @@ struct StoreBase {
 base::Result<StoreBase> fetch_store_base(
     const StoreBaseQuery& query, const Environment& env, std::ostream& log,
     const std::function<void(const std::string&)>& found = {});
+
+// What `runner history` reads: the records of pushes to one branch.
+struct HistoryQuery {
+  std::string store;  // s3://BUCKET[/PREFIX]
+  std::optional<std::string> s3_endpoint;
+  std::optional<std::string> branch;  // else default_base_branch
+  std::string checkout;               // whose facts name the repository
+  // "OWNER/NAME" instead of the checkout's repository.
+  std::optional<std::string> repository;
+  size_t last = 100;  // the newest this many runs (at most kMaxHistoryRuns)
+  // Reading records stops here (the listing included); the records not
+  // read are counted.
+  std::chrono::milliseconds budget{120000};
+};
+inline constexpr size_t kMaxHistoryRuns = 100000;
+// Warnings about skipped records printed one by one before a count.
+inline constexpr size_t kMaxSkipWarnings = 10;
+
+// The branch's runs as the store's records give them.
+struct BranchRuns {
+  std::vector<StoredRun> runs;  // oldest first; each a base with valid medians
+  size_t listed = 0;            // record keys under the branch's refs/
+  size_t skipped = 0;   // unreadable, not a push to the branch, bad medians
+  size_t not_read = 0;  // left when the budget ran out
+  size_t from_cache = 0;
+};
+
+// The store of `runner history`: the branch's records, read through a
+// cache of records (they never change once written; each is checked again
+// whenever it is used), and its runs fetched on demand.
+class StoreHistory {
+ public:
+  static base::Result<StoreHistory> open(const HistoryQuery& query,
+                                         const Environment& env,
+                                         std::ostream& log);
+  // The newest query.last runs of the branch (base_record_problem and
+  // medians_problem as find_base_history; warnings on the log).
+  base::Result<BranchRuns> runs();
+  // fetch_run into default_store_cache.
+  base::Result<std::string> fetch(const StoredRun& run);
+  const std::string& branch() const { return branch_; }
+  const RunFacts& facts() const { return facts_; }
+  // "s3://bucket/prefix", printable.
+  std::string store_name() const;
+
+ private:
+  StoreHistory(HistoryQuery query, S3Location location, RunFacts facts,
+               std::string branch, S3Client client, const Environment& env,
+               std::ostream& log);
+  base::Result<StoredRun> read_run(const std::string& key, bool& cached);
+
+  HistoryQuery query_;
+  S3Location location_;
+  RunFacts facts_;
+  std::string branch_;
+  S3Client client_;
+  std::string run_cache_, record_cache_;
+  StoreLimits limits_;
+  std::ostream* log_;
+};
 
 // A run id that is safe as a folder name: at most 128 bytes of
 // [A-Za-z0-9._-], not starting with '.'.

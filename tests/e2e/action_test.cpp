@@ -325,7 +325,8 @@ TEST_SUITE("e2e") {
     TempDir dir;
     RUNNER_WITH_S3RVER(server, dir) {
       write_event(dir);
-      auto main_job = run_job(job_env(*server, dir, "main", false, ""));
+      auto main_job = run_job(job_env(*server, dir, "main", false, ""),
+                              {"RUNNER_CI_HISTORY=true"});
       INFO(main_job.err);
       REQUIRE(main_job.exit_code == 0);
       CHECK(main_job.err.find("no comparison") != std::string::npos);
@@ -340,8 +341,16 @@ TEST_SUITE("e2e") {
                               std::regex("Benchmark +Rounds +Median +Stdev")));
       CHECK(summary_files(main_summary).size() == 1);
       CHECK_FALSE(contains(main_summary, dir.path()));
+      // history: true on a push: the branch's history (this one run) in the
+      // summary, its page in the artifact.
+      CHECK(contains(main_summary, "### History of acme/widgets 'main'"));
+      CHECK(contains(main_summary, "`history/index.html` in the artifact"));
+      CHECK(fs::is_regular_file(dir.file("main-artifact/history/index.html")));
+      CHECK(
+          fs::is_regular_file(dir.file("main-artifact/history/history.json")));
 
-      auto pr = run_job(job_env(*server, dir, "pr", true, "50"));
+      auto pr = run_job(job_env(*server, dir, "pr", true, "50"),
+                        {"RUNNER_CI_HISTORY=true"});
       INFO(pr.err);
       CHECK(pr.exit_code == 0);  // fail-on-regression false
       CHECK(file_text(dir.file("pr-output")) ==
@@ -371,6 +380,13 @@ TEST_SUITE("e2e") {
       CHECK(fs::is_regular_file(dir.file("pr-artifact/summary.md")));
       CHECK(fs::is_regular_file(dir.file("pr-artifact/compare/compare.json")));
       CHECK_FALSE(contains(summary, dir.path()));
+      // On a pull request: the base branch's history, linking its newest
+      // push run (whose artifact has the page); no page of its own.
+      CHECK(contains(summary, "### History of acme/widgets 'main'"));
+      CHECK(contains(summary,
+                     "Newest run: [aaaaaaaaaaaa](https://github.com/"
+                     "acme/widgets/actions/runs/99)"));
+      CHECK_FALSE(fs::exists(dir.file("pr-artifact/history")));
 
       auto failing = run_job(job_env(*server, dir, "pr2", true, "50"),
                              {"RUNNER_CI_FAIL_ON_REGRESSION=true"});
@@ -1076,7 +1092,11 @@ TEST_SUITE("e2e") {
         {{"RUNNER_CI_METRIC=$(touch x)"},
          "metric must be wall, cpu or instructions, not '$(touch x)'"},
         {{"RUNNER_CI_THRESHOLD=5; rm"},
-         "threshold must be a percentage, 0 < PCT < 100 (e.g. 3 or 2.5)"}};
+         "threshold must be a percentage, 0 < PCT < 100 (e.g. 3 or 2.5)"},
+        {{"RUNNER_CI_HISTORY=yes"}, "history must be true or false"},
+        {{"RUNNER_CI_HISTORY=true"}, "history needs the store input"},
+        {{"RUNNER_CI_HISTORY_RUNS=1e3"},
+         "history-runs must be a number of runs (1 to 99999)"}};
     for (const auto& [env, message] : bad) {
       CAPTURE(message);
       std::vector<std::string> all = env;

@@ -1,0 +1,237 @@
+// `runner history` (see history_command.hpp).
+#include "agent/history_command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "base/base.hpp"
+#include "compare/compare.hpp"
+
+namespace runner::agent {
+namespace {
+
+using history::History;
+
+// Runs of the noise estimate of a change point's comparison: the stored
+// runs before it (the level it left).
+constexpr size_t kNoiseRuns = 10;
+
+// The output folder, created when missing: a directory of ours, not a
+// symlink.
+base::Status prepare_out_dir(const std::string& dir) {
+  if (auto made = base::make_directories(dir); !made) return made.error();
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    return base::Error("cannot open " + dir + ": " + std::strerror(errno), errno);
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return base::Error(dir + " is not a folder of this user");
+  return {};
+}
+
+// A change point's two runs: the last before the step, the first of it.
+struct Straddle {
+  size_t before = 0, after = 0;  // indexes in History::runs
+  auto operator<=>(const Straddle&) const = default;
+};
+
+// The newest `count` distinct pairs of runs around change points.
+std::vector<Straddle> newest_straddles(const History& h, size_t count) {
+  std::set<Straddle> all;
+  for (const auto& s : h.series)
+    for (const auto& c : s.changes)
+      all.insert({s.points.at(c.step.start - 1).run,
+                  s.points.at(c.step.start).run});
+  std::vector<Straddle> out(all.begin(), all.end());
+  std::sort(out.begin(), out.end(), [](const Straddle& a, const Straddle& b) {
+    return a.after > b.after;
+  });
+  if (out.size() > count) out.resize(count);
+  return out;
+}
+
+// Per benchmark URI, the medians of the runs before `before` (at most
+// kNoiseRuns, it included): the noise `runner compare --store` would use.
+std::map<std::string, std::vector<double>> noise_medians(
+    const upload::BranchRuns& runs, size_t before) {
+  std::map<std::string, std::vector<double>> out;
+  const size_t first = before + 1 > kNoiseRuns ? before + 1 - kNoiseRuns : 0;
+  for (size_t i = first; i <= before; ++i)
+    for (const auto& m : runs.runs[i].record.benchmark_medians)
+      out[m.uri].push_back(m.median_ns);
+  return out;
+}
+
+struct PairResult {
+  std::string folder;  // relative to the output folder
+  std::map<std::string, std::pair<std::string, std::string>> by_uri;
+};
+
+// `runner compare` of the two runs into <out>/changes/<before>_<after>/.
+base::Result<PairResult> compare_pair(upload::StoreHistory& store,
+                                      const upload::BranchRuns& runs,
+                                      const Straddle& pair,
+                                      const std::string& out_dir) {
+  const auto& before = runs.runs[pair.before];
+  const auto& after = runs.runs[pair.after];
+  auto base_folder = store.fetch(before);
+  if (!base_folder) return base_folder.error();
+  auto head_folder = store.fetch(after);
+  if (!head_folder) return head_folder.error();
+  PairResult result;
+  result.folder =
+      "changes/" + before.record.run_id + "_" + after.record.run_id;
+  compare::CompareOptions options;
+  options.base = {*base_folder};
+  options.head = {*head_folder};
+  options.out_dir = out_dir + "/" + result.folder;
+  if (auto made = base::make_directories(options.out_dir); !made)
+    return made.error();
+  options.history_medians_ns = noise_medians(runs, pair.before);
+  options.history_description = "the stored runs before the change";
+  options.format = compare::OutputFormat::kJson;
+  options.on_report = [&](const format::CompareReport& report) {
+    for (const auto& b : report.benchmarks)
+      result.by_uri[b.uri] = {std::string(format::verdict_name(b.verdict)),
+                              b.diff_flamegraph};
+  };
+  std::ostringstream out, err;
+  const int code = compare::run_compare(options, out, err);
+  if (code == 2) return base::Error("runner compare: " + err.str());
+  return result;
+}
+
+// The comparisons of the newest change points, into their Changes.
+void add_comparisons(History& h, upload::StoreHistory& store,
+                     const upload::BranchRuns& runs,
+                     const HistoryOptions& options) {
+  for (const Straddle& pair : newest_straddles(h, options.compares)) {
+    auto result = compare_pair(store, runs, pair, options.out_dir);
+    if (!result) {
+      h.warnings.push_back("the change at commit " +
+                           h.runs[pair.after].commit.substr(0, 12) +
+                           " was not compared: " + result.error().what());
+      continue;
+    }
+    for (auto& s : h.series)
+      for (auto& c : s.changes) {
+        if (s.points[c.step.start - 1].run != pair.before ||
+            s.points[c.step.start].run != pair.after)
+          continue;
+        auto it = result->by_uri.find(s.uri);
+        c.compare_link = result->folder + "/compare.md";
+        if (it == result->by_uri.end()) continue;
+        c.verdict = it->second.first;
+        if (!it->second.second.empty())
+          c.diff_link = result->folder + "/" + it->second.second;
+      }
+  }
+}
+
+// history.json, history.md and index.html into the output folder.
+std::vector<std::string> write_outputs(const History& h,
+                                       const std::string& dir) {
+  std::ostringstream markdown;
+  history::write_markdown(h, markdown);
+  const std::pair<std::string, std::string> files[] = {
+      {"history.json", history::write_json(h)},
+      {"history.md", markdown.str()},
+      {"index.html", history::write_page(h)}};
+  std::vector<std::string> errors;
+  for (const auto& [name, text] : files) {
+    const std::string path = dir + "/" + name;
+    if (auto s = base::write_file_atomic(path, text); !s)
+      errors.push_back(base::write_error(path, s.error()));
+  }
+  return errors;
+}
+
+void print(const History& h, const HistoryOptions& options) {
+  switch (options.format) {
+    case history::OutputFormat::kText:
+      history::write_text(h, std::cout);
+      break;
+    case history::OutputFormat::kMarkdown:
+      history::write_markdown(h, std::cout);
+      break;
+    case history::OutputFormat::kJson:
+      std::cout << history::write_json(h);
+      break;
+    case history::OutputFormat::kHtml:
+      std::cout << options.out_dir << "/index.html\n";
+      break;
+  }
+  std::cout.flush();
+}
+
+History history_of(const upload::BranchRuns& runs,
+                   const upload::StoreHistory& store,
+                   const HistoryOptions& options) {
+  std::vector<format::StoreRecord> records;
+  for (const auto& r : runs.runs) records.push_back(r.record);
+  History h = history::build_history(records, options.detect);
+  h.store = store.store_name();
+  h.owner = store.facts().owner;
+  h.repository = store.facts().repository;
+  h.branch = store.branch();
+  h.skipped_records = runs.skipped;
+  if (runs.not_read > 0)
+    h.warnings.push_back("the time budget ran out: " +
+                         std::to_string(runs.not_read) +
+                         " older records were not read");
+  return h;
+}
+
+}  // namespace
+
+int history_command(const HistoryOptions& options) {
+  upload::HistoryQuery query = options.query;
+  if (query.checkout.empty()) query.checkout = ".";
+  auto store = upload::StoreHistory::open(query,
+                                          upload::current_environment(),
+                                          std::cerr);
+  if (!store) {
+    std::fprintf(stderr, "runner history: %s\n", store.error().what().c_str());
+    return 2;
+  }
+  auto runs = store->runs();
+  if (!runs) {
+    std::fprintf(stderr, "runner history: %s\n", runs.error().what().c_str());
+    return 2;
+  }
+  if (runs->runs.empty()) {
+    std::fprintf(stderr,
+                 "runner history: no run of a push to '%s' in %s (%zu "
+                 "records listed, %zu skipped)\n",
+                 upload::printable(store->branch()).c_str(),
+                 store->store_name().c_str(), runs->listed, runs->skipped);
+    return 2;
+  }
+  if (auto s = prepare_out_dir(options.out_dir); !s) {
+    std::fprintf(stderr, "runner history: %s\n", s.error().what().c_str());
+    return 2;
+  }
+  History h = history_of(*runs, *store, options);
+  add_comparisons(h, *store, *runs, options);
+  const auto errors = write_outputs(h, options.out_dir);
+  for (const auto& e : errors)
+    std::fprintf(stderr, "runner history: %s\n", e.c_str());
+  print(h, options);
+  std::fprintf(stderr,
+               "runner history: %zu runs of '%s' (%zu records from the "
+               "cache, %zu skipped), %zu benchmarks, written to %s/\n",
+               h.runs.size(), upload::printable(h.branch).c_str(),
+               runs->from_cache, runs->skipped, h.series.size(),
+               options.out_dir.c_str());
+  return errors.empty() && runs->not_read == 0 ? 0 : 1;
+}
+
+}  // namespace runner::agent
