@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <set>
@@ -15,6 +15,7 @@
 
 #include "base/base.hpp"
 #include "compare/compare.hpp"
+#include "report/report.hpp"
 
 namespace runner::agent {
 namespace {
@@ -31,7 +32,8 @@ base::Status prepare_out_dir(const std::string& dir) {
   if (auto made = base::make_directories(dir); !made) return made.error();
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0)
-    return base::Error("cannot open " + dir + ": " + std::strerror(errno), errno);
+    return base::Error("cannot open " + dir + ": " + std::strerror(errno),
+                       errno);
   if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
     return base::Error(dir + " is not a folder of this user");
   return {};
@@ -48,8 +50,8 @@ std::vector<Straddle> newest_straddles(const History& h, size_t count) {
   std::set<Straddle> all;
   for (const auto& s : h.series)
     for (const auto& c : s.changes)
-      all.insert({s.points.at(c.step.start - 1).run,
-                  s.points.at(c.step.start).run});
+      all.insert(
+          {s.points.at(c.step.start - 1).run, s.points.at(c.step.start).run});
   std::vector<Straddle> out(all.begin(), all.end());
   std::sort(out.begin(), out.end(), [](const Straddle& a, const Straddle& b) {
     return a.after > b.after;
@@ -70,25 +72,43 @@ std::map<std::string, std::vector<double>> noise_medians(
   return out;
 }
 
+// The runs fetched from the store, each once: index in History::runs ->
+// its folder in the store cache.
+class FetchedRuns {
+ public:
+  FetchedRuns(upload::StoreHistory& store, const upload::BranchRuns& runs)
+      : store_(&store), runs_(&runs) {}
+  base::Result<std::string> folder(size_t run) {
+    if (auto it = folders_.find(run); it != folders_.end()) return it->second;
+    auto folder = store_->fetch(runs_->runs.at(run));
+    if (folder) folders_[run] = *folder;
+    return folder;
+  }
+  const std::map<size_t, std::string>& all() const { return folders_; }
+
+ private:
+  upload::StoreHistory* store_;
+  const upload::BranchRuns* runs_;
+  std::map<size_t, std::string> folders_;
+};
+
 struct PairResult {
   std::string folder;  // relative to the output folder
   std::map<std::string, std::pair<std::string, std::string>> by_uri;
 };
 
 // `runner compare` of the two runs into <out>/changes/<before>_<after>/.
-base::Result<PairResult> compare_pair(upload::StoreHistory& store,
+base::Result<PairResult> compare_pair(FetchedRuns& fetched,
                                       const upload::BranchRuns& runs,
                                       const Straddle& pair,
                                       const std::string& out_dir) {
-  const auto& before = runs.runs[pair.before];
-  const auto& after = runs.runs[pair.after];
-  auto base_folder = store.fetch(before);
+  auto base_folder = fetched.folder(pair.before);
   if (!base_folder) return base_folder.error();
-  auto head_folder = store.fetch(after);
+  auto head_folder = fetched.folder(pair.after);
   if (!head_folder) return head_folder.error();
   PairResult result;
-  result.folder =
-      "changes/" + before.record.run_id + "_" + after.record.run_id;
+  result.folder = "changes/" + runs.runs[pair.before].record.run_id + "_" +
+                  runs.runs[pair.after].record.run_id;
   compare::CompareOptions options;
   options.base = {*base_folder};
   options.head = {*head_folder};
@@ -109,30 +129,65 @@ base::Result<PairResult> compare_pair(upload::StoreHistory& store,
   return result;
 }
 
+// The result of one pair into the changes it straddles.
+void link_changes(History& h, const Straddle& pair, const PairResult& result) {
+  for (auto& s : h.series)
+    for (auto& c : s.changes) {
+      if (s.points[c.step.start - 1].run != pair.before ||
+          s.points[c.step.start].run != pair.after)
+        continue;
+      c.compare_link = result.folder + "/compare.md";
+      auto it = result.by_uri.find(s.uri);
+      if (it == result.by_uri.end()) continue;
+      c.verdict = it->second.first;
+      if (!it->second.second.empty())
+        c.diff_link = result.folder + "/" + it->second.second;
+    }
+}
+
 // The comparisons of the newest change points, into their Changes.
-void add_comparisons(History& h, upload::StoreHistory& store,
+void add_comparisons(History& h, FetchedRuns& fetched,
                      const upload::BranchRuns& runs,
                      const HistoryOptions& options) {
   for (const Straddle& pair : newest_straddles(h, options.compares)) {
-    auto result = compare_pair(store, runs, pair, options.out_dir);
-    if (!result) {
-      h.warnings.push_back("the change at commit " +
-                           h.runs[pair.after].commit.substr(0, 12) +
-                           " was not compared: " + result.error().what());
+    auto result = compare_pair(fetched, runs, pair, options.out_dir);
+    if (result) {
+      link_changes(h, pair, *result);
       continue;
     }
-    for (auto& s : h.series)
-      for (auto& c : s.changes) {
-        if (s.points[c.step.start - 1].run != pair.before ||
-            s.points[c.step.start].run != pair.after)
-          continue;
-        auto it = result->by_uri.find(s.uri);
-        c.compare_link = result->folder + "/compare.md";
-        if (it == result->by_uri.end()) continue;
-        c.verdict = it->second.first;
-        if (!it->second.second.empty())
-          c.diff_link = result->folder + "/" + it->second.second;
-      }
+    h.warnings.push_back("the change at commit " +
+                         h.runs[pair.after].commit.substr(0, 12) +
+                         " was not compared: " + result.error().what());
+  }
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+// The flamegraphs of every fetched run (and of the newest run) into
+// <out>/runs/<run id>/, linked from its Run.
+void add_reports(History& h, FetchedRuns& fetched,
+                 const HistoryOptions& options) {
+  if (options.compares == 0 || h.runs.empty()) return;
+  if (auto newest = fetched.folder(h.runs.size() - 1); !newest)
+    h.warnings.push_back("the newest run was not fetched: " +
+                         newest.error().what());
+  for (const auto& [run, folder] : fetched.all()) {
+    struct stat st {};
+    const std::string pipedata = format::ProfileLayout(folder).pipedata();
+    if (::stat(pipedata.c_str(), &st) != 0) continue;  // results only
+    report::ReportOptions report;
+    report.folder = folder;
+    report.out_dir = options.out_dir + "/runs/" + h.runs[run].run_id;
+    std::ostringstream out, err;
+    auto result = report::run_report(report, out, err);
+    if (result && result->exit_code == 0)
+      h.runs[run].report_link = "runs/" + h.runs[run].run_id + "/";
+    else
+      h.warnings.push_back(
+          "no flamegraphs of run " + h.runs[run].run_id + ": " +
+          first_line(result ? err.str() : result.error().what()));
   }
 }
 
@@ -184,9 +239,9 @@ History history_of(const upload::BranchRuns& runs,
   h.branch = store.branch();
   h.skipped_records = runs.skipped;
   if (runs.not_read > 0)
-    h.warnings.push_back("the time budget ran out: " +
-                         std::to_string(runs.not_read) +
-                         " older records were not read");
+    h.warnings.push_back(
+        "the time budget ran out: " + std::to_string(runs.not_read) +
+        " older records were not read");
   return h;
 }
 
@@ -195,8 +250,7 @@ History history_of(const upload::BranchRuns& runs,
 int history_command(const HistoryOptions& options) {
   upload::HistoryQuery query = options.query;
   if (query.checkout.empty()) query.checkout = ".";
-  auto store = upload::StoreHistory::open(query,
-                                          upload::current_environment(),
+  auto store = upload::StoreHistory::open(query, upload::current_environment(),
                                           std::cerr);
   if (!store) {
     std::fprintf(stderr, "runner history: %s\n", store.error().what().c_str());
@@ -220,7 +274,9 @@ int history_command(const HistoryOptions& options) {
     return 2;
   }
   History h = history_of(*runs, *store, options);
-  add_comparisons(h, *store, *runs, options);
+  FetchedRuns fetched(*store, *runs);
+  add_comparisons(h, fetched, *runs, options);
+  add_reports(h, fetched, options);
   const auto errors = write_outputs(h, options.out_dir);
   for (const auto& e : errors)
     std::fprintf(stderr, "runner history: %s\n", e.c_str());

@@ -51,6 +51,18 @@ base::Result<upload::S3Client> store_client(
   return upload::S3Client::create(std::move(*config), std::cerr);
 }
 
+// The counts of the record (compare::run_counts): what the folder's
+// runner.counters.json says of each benchmark.
+upload::RunCountsByUri counts_by_uri(const std::string& folder) {
+  upload::RunCountsByUri out;
+  for (const compare::RunCounts& c : compare::run_counts(folder)) {
+    if (c.cpu_ns_per_iter) out.cpu_ns[c.uri] = *c.cpu_ns_per_iter;
+    if (c.instructions_per_iter)
+      out.instructions[c.uri] = *c.instructions_per_iter;
+  }
+  return out;
+}
+
 base::Status to_store(const UploadOptions& options,
                       const upload::RunFacts& facts,
                       const upload::Environment& env) {
@@ -60,7 +72,7 @@ base::Status to_store(const UploadOptions& options,
       store_client(env, options.s3_endpoint, options.multipart_threshold);
   if (!client) return client.error();
   auto stored = upload::store_upload(*client, *location, options.folder, facts,
-                                     std::cerr);
+                                     std::cerr, counts_by_uri(options.folder));
   if (!stored) return stored.error();
   print_summary(("stored in s3://" + location->bucket + "/" +
                  stored->run.record.archive_key + " as run")

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -66,5 +67,20 @@ struct CompareOptions {
 // JSON), 130 when the paired mode was interrupted.
 int run_compare(const CompareOptions& options, std::ostream& out,
                 std::ostream& err);
+
+// One benchmark's counts over one whole run, per iteration, as `runner
+// compare --metric` takes a run's value when its rounds share a window
+// (samples.hpp): the task-clock and, unless multiplexed, the instructions
+// of its windows divided by the iterations they held. Absent when the
+// folder has no runner.counters.json, the counter was not counted, or the
+// benchmark had no window or no iteration count.
+struct RunCounts {
+  std::string uri;
+  std::optional<double> cpu_ns_per_iter, instructions_per_iter;
+};
+
+// Every benchmark of the folder's results with its counts (an unreadable
+// folder: none); for the store's records.
+std::vector<RunCounts> run_counts(const std::string& folder);
 
 }  // namespace runner::compare

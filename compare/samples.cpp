@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "compare/compare.hpp"
 #include "compare/stats.hpp"
 
 namespace runner::compare {
@@ -733,6 +734,20 @@ format::BenchmarkStats summarize(const std::vector<double>& times_ns) {
   out.median_ns = stats::quantile(times_ns, 0.5);
   out.q3_ns = stats::quantile(times_ns, 0.75);
   out.rounds = times_ns.size();
+  return out;
+}
+
+std::vector<RunCounts> run_counts(const std::string& folder) {
+  std::vector<std::string> warnings, cpu_warnings;
+  auto data = load_folder(folder, warnings, cpu_warnings);
+  std::vector<RunCounts> out;
+  if (!data) return out;
+  for (const FolderBenchmark& b : data->benchmarks) {
+    RunCounts counts{b.uri, b.counters.cpu_ns_per_iter, {}};
+    if (!b.counters.multiplexed)
+      counts.instructions_per_iter = b.counters.instructions_per_iter;
+    out.push_back(std::move(counts));
+  }
   return out;
 }
 

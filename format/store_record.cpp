@@ -43,6 +43,8 @@ std::string write_store_record(const StoreRecord& r) {
       entry["low_ns"] = *m.low_ns;
       entry["high_ns"] = *m.high_ns;
     }
+    if (m.cpu_ns) entry["cpu_ns"] = *m.cpu_ns;
+    if (m.instructions) entry["instructions"] = *m.instructions;
     medians.push_back(std::move(entry));
   }
   j["benchmark_medians"] = std::move(medians);
@@ -58,6 +60,16 @@ uint64_t unsigned_member(const Json& j, const char* name) {
   if (!v.is_number_unsigned())
     throw std::invalid_argument(std::string(name) + " is not an integer >= 0");
   return v.get<uint64_t>();
+}
+
+// An optional number member of a benchmark_medians entry.
+std::optional<double> optional_number(const Json& entry, const char* name,
+                                      const std::string& where) {
+  auto it = entry.find(name);
+  if (it == entry.end()) return std::nullopt;
+  if (!it->is_number())
+    throw std::invalid_argument(where + "." + name + " is not a number");
+  return it->get<double>();
 }
 
 // "benchmark_medians": an array of {"uri": string, "median_ns": number}.
@@ -78,7 +90,9 @@ std::vector<StoredMedian> read_medians(const Json& j) {
     StoredMedian m{entry["uri"].get<std::string>(),
                    entry["median_ns"].get<double>(),
                    {},
-                   {}};
+                   {},
+                   optional_number(entry, "cpu_ns", where),
+                   optional_number(entry, "instructions", where)};
     if (entry.contains("low_ns") || entry.contains("high_ns")) {
       if (!entry.contains("low_ns") || !entry["low_ns"].is_number() ||
           !entry.contains("high_ns") || !entry["high_ns"].is_number())

@@ -20,10 +20,15 @@ inline constexpr int kStoreRecordVersion = 1;
 // its rounds gave one, the 95% interval of that median ("low_ns",
 // "high_ns"; absent in records of older runners and for benchmarks with
 // summaries only).
+//
+// "cpu_ns" and "instructions": the benchmark's CPU time (task-clock) and
+// instructions per iteration over the run, when the runner counted them
+// (runner.counters.json; compare::run_counts); absent otherwise.
 struct StoredMedian {
   std::string uri;
   double median_ns = 0;
   std::optional<double> low_ns, high_ns;
+  std::optional<double> cpu_ns, instructions;
   bool operator==(const StoredMedian&) const = default;
 };
 

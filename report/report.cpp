@@ -162,7 +162,10 @@ class Pipeline {
 };
 
 ReportDir Pipeline::make_report_dir() {
-  ReportDir dir{format::ProfileLayout(options_.folder).report_dir(), true};
+  ReportDir dir{options_.out_dir.empty()
+                    ? format::ProfileLayout(options_.folder).report_dir()
+                    : options_.out_dir,
+                true};
   if (auto st = base::make_directories(dir.path); !st) {
     errors_.push_back("cannot create " + dir.path + ": " + st.error().what());
     dir.created = false;

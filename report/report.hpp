@@ -34,6 +34,8 @@ namespace runner::report {
 
 struct ReportOptions {
   std::string folder;
+  // Where the default format's files go; "" : <folder>/report.
+  std::string out_dir;
   bool demangle = true;
   // Expand inlined functions through the DWARF of the original ELF files
   // (or their separate debug files) when they are on disk and match the

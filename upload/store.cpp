@@ -126,13 +126,23 @@ std::vector<format::BenchmarkResult> folder_results(const std::string& folder) {
 
 // The record's benchmarks and their medians (none when there are more than
 // kMaxRecordMedians, as no reader would take them).
-void describe_benchmarks(const std::string& folder, format::StoreRecord& r) {
+std::optional<double> count_of(const std::map<std::string, double>& counts,
+                               const std::string& uri) {
+  auto it = counts.find(uri);
+  if (it == counts.end() || !std::isfinite(it->second) || !(it->second > 0))
+    return std::nullopt;
+  return it->second;
+}
+
+void describe_benchmarks(const std::string& folder,
+                         const RunCountsByUri& counts, format::StoreRecord& r) {
   const auto results = folder_results(folder);
   for (auto& m : format::per_iteration_medians(results)) {
     r.benchmarks.push_back(m.uri);
     if (std::isfinite(m.median_ns) && m.median_ns > 0)
-      r.benchmark_medians.push_back(
-          {std::move(m.uri), m.median_ns, m.low_ns, m.high_ns});
+      r.benchmark_medians.push_back({m.uri, m.median_ns, m.low_ns, m.high_ns,
+                                     count_of(counts.cpu_ns, m.uri),
+                                     count_of(counts.instructions, m.uri)});
   }
   if (r.benchmark_medians.size() > kMaxRecordMedians)
     r.benchmark_medians.clear();
@@ -224,11 +234,9 @@ RunPlace run_place(const S3Location& location, const RunFacts& facts) {
   return place;
 }
 
-base::Result<StoreUploadResult> store_upload(S3Client& client,
-                                             const S3Location& location,
-                                             const std::string& folder,
-                                             const RunFacts& facts,
-                                             std::ostream& log) {
+base::Result<StoreUploadResult> store_upload(
+    S3Client& client, const S3Location& location, const std::string& folder,
+    const RunFacts& facts, std::ostream& log, const RunCountsByUri& counts) {
   const uint64_t start = base::monotonic_ns();
   auto archive = pack_folder(folder, ArchiveCompression::kZstd);
   if (!archive) return archive.error();
@@ -242,7 +250,7 @@ base::Result<StoreUploadResult> store_upload(S3Client& client,
   record.archive_bytes = archive->size;
   record.archive_sha256 = digest->sha256_hex;
   record.folder_bytes = archive->folder_bytes;
-  describe_benchmarks(folder, record);
+  describe_benchmarks(folder, counts, record);
   log << "storing " << archive->size << " bytes as s3://" << location.bucket
       << "/" << record.archive_key << "\n";
   if (auto put = client.put_object(location.bucket, record.archive_key,
@@ -398,6 +406,11 @@ std::string medians_problem(const format::StoreRecord& record) {
                       *m.high_ns >= m.median_ns && *m.high_ns <= kMaxMedianNs);
     if (interval_bad)
       return "the interval of " + shown(m.uri) + " does not hold its median";
+    if (m.cpu_ns && !(*m.cpu_ns > 0 && *m.cpu_ns <= kMaxMedianNs))
+      return "the CPU time of " + shown(m.uri) + " is not a time";
+    if (m.instructions &&
+        !(*m.instructions > 0 && *m.instructions <= kMaxInstructions))
+      return "the instructions of " + shown(m.uri) + " are not a count";
   }
   return {};
 }

@@ -67,12 +67,19 @@ struct StoreUploadResult {
   UploadCost cost;
 };
 
+// Per benchmark URI, what the record adds to its median: CPU time and
+// instructions per iteration (format::StoredMedian), from the caller.
+struct RunCountsByUri {
+  std::map<std::string, double> cpu_ns, instructions;
+};
+
 // Packs `folder` (tar + zstd), uploads the archive, then the record.
 base::Result<StoreUploadResult> store_upload(S3Client& client,
                                              const S3Location& location,
                                              const std::string& folder,
                                              const RunFacts& facts,
-                                             std::ostream& log);
+                                             std::ostream& log,
+                                             const RunCountsByUri& counts = {});
 
 // Why the record read from `key` is not a base for `branch` of the facts'
 // repository (empty when it is): it must be a push to refs/heads/<branch>
@@ -102,9 +109,12 @@ base::Result<StoredRun> find_newest_run(S3Client& client,
 
 // What a record's benchmark_medians may hold to count in the history: at
 // most this many entries, each URI once, each a finite time per iteration
-// above 0 and at most kMaxMedianNs (1000 s).
+// above 0 and at most kMaxMedianNs (1000 s), its interval holding it, its
+// CPU time (when there) likewise a time, its instructions (when there)
+// above 0 and at most kMaxInstructions.
 inline constexpr size_t kMaxRecordMedians = 10000;
 inline constexpr double kMaxMedianNs = 1e12;
+inline constexpr double kMaxInstructions = 1e16;
 // Runs of the base branch whose spread `compare --store` uses by default.
 inline constexpr size_t kHistoryRuns = 10;
 

@@ -38,8 +38,7 @@ base::Result<RunFacts> history_facts(const HistoryQuery& query,
                                      const Environment& env) {
   if (!query.repository) return collect_run_facts(query.checkout, env);
   RunFacts facts;
-  if (auto s = apply_repository(facts, *query.repository); !s)
-    return s.error();
+  if (auto s = apply_repository(facts, *query.repository); !s) return s.error();
   return facts;
 }
 
@@ -95,8 +94,7 @@ base::Result<StoreHistory> StoreHistory::open(const HistoryQuery& query,
       std::min(config->list_limits.max_time, query.budget);
   auto client = S3Client::create(std::move(*config), log);
   if (!client) return client.error();
-  std::string branch =
-      query.branch ? *query.branch : default_base_branch(env);
+  std::string branch = query.branch ? *query.branch : default_base_branch(env);
   return StoreHistory(query, std::move(*location), std::move(*facts),
                       std::move(branch), std::move(*client), env, log);
 }

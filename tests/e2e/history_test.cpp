@@ -9,6 +9,7 @@
 // its differential flamegraph on disk), records that are not a push's or
 // not records are skipped and counted, the second reading comes from the
 // record cache, and the page is self-contained.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -88,8 +89,8 @@ format::BenchmarkResult result_of(const Benchmark& b, double ns_per_iter,
 std::string write_run(const TempDir& dir, int run, std::mt19937_64& random) {
   const std::string folder = dir.file("runs/" + std::to_string(run));
   fs::create_directories(folder + "/results");
-  fs::copy(std::string(std::getenv("GOLDEN_DIR")) + "/folders/example",
-           folder, fs::copy_options::recursive);
+  fs::copy(std::string(std::getenv("GOLDEN_DIR")) + "/folders/example", folder,
+           fs::copy_options::recursive);
   std::normal_distribution<double> noise(0, 0.02);
   std::vector<format::BenchmarkResult> results;
   for (const Benchmark& b : kBenchmarks) {
@@ -116,7 +117,7 @@ std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
 }
 
 ProcessResult run_runner(const std::vector<std::string>& args,
-                     const std::vector<std::string>& env) {
+                         const std::vector<std::string>& env) {
   std::vector<std::string> argv{binary("RUNNER_BIN")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_process(argv, env, "", 300);
@@ -145,7 +146,7 @@ void plant_hostile_records(const S3rver& server, const TempDir& dir) {
   r.event = "pull_request";
   r.pull_request = 7;
   r.archive_key = "ci/acme/widgets/runs/x/y.tar.zst";
-  r.benchmark_medians = {{kBenchmarks[2].uri, 1, {}, {}}};
+  r.benchmark_medians = {{kBenchmarks[2].uri, 1, {}, {}, {}, {}}};
   const std::string refs = "ci/acme/widgets/refs/main/";
   REQUIRE(client->put_text("bench", refs + r.run_id + ".json",
                            format::write_store_record(r), "application/json"));
@@ -207,7 +208,7 @@ TEST_CASE("runner history finds the steps of a stored history") {
     for (int run = 0; run < kRuns; ++run) {
       const std::string folder = write_run(dir, run, random);
       auto up = run_runner({"upload", "--store", kStore, folder},
-                       job_env(*server, dir, commit_of(run)));
+                           job_env(*server, dir, commit_of(run)));
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
       fs::remove_all(folder);
     }
@@ -215,8 +216,8 @@ TEST_CASE("runner history finds the steps of a stored history") {
     const std::string out = dir.file("history");
     const auto env = job_env(*server, dir, commit_of(kRuns));
     auto h = run_runner({"history", "--store", kStore, "--branch", "main",
-                     "--out", out, "--format", "json"},
-                    env);
+                         "--out", out, "--format", "json"},
+                        env);
     REQUIRE_MESSAGE(h.exit_code == 0, h.err);
     const Json history = Json::parse(h.out);
     CHECK(history["runs"].size() == kRuns);
@@ -230,10 +231,24 @@ TEST_CASE("runner history finds the steps of a stored history") {
     CHECK(page.find("<script src") == std::string::npos);
     CHECK(page.find("<link") == std::string::npos);
     CHECK(file_text(out + "/history.md").find("fib") != std::string::npos);
+    // The runs fetched (around the compared changes, and the newest) have
+    // their flamegraphs, linked from their run.
+    size_t reported = 0;
+    for (const Json& run : history["runs"]) {
+      if (run["report"].is_null()) continue;
+      ++reported;
+      const std::string folder = out + "/" + run["report"].get<std::string>();
+      CHECK(fs::is_regular_file(folder + "/summary.json"));
+      CHECK(std::any_of(fs::directory_iterator(folder), {},
+                        [](const fs::directory_entry& e) {
+                          return e.path().extension() == ".svg";
+                        }));
+    }
+    CHECK(reported == 5);  // two pairs and the newest run
+    CHECK_FALSE(history["runs"][kRuns - 1]["report"].is_null());
     // The second reading: every record of a run from the cache.
-    auto again = run_runner({"history", "--store", kStore, "--out", out,
-                         "--compares", "0"},
-                        env);
+    auto again = run_runner(
+        {"history", "--store", kStore, "--out", out, "--compares", "0"}, env);
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(again.err.find("60 runs of 'main' (60 records from the cache, 2 "
                          "skipped)") != std::string::npos);
@@ -244,14 +259,13 @@ TEST_CASE("runner history refuses what it cannot read") {
   TempDir dir;
   RUNNER_WITH_S3RVER(server, dir) {
     const auto env = job_env(*server, dir, commit_of(0));
-    auto empty = run_runner({"history", "--store", kStore, "--out",
-                         dir.file("h")},
-                        env);
+    auto empty =
+        run_runner({"history", "--store", kStore, "--out", dir.file("h")}, env);
     CHECK(empty.exit_code == 2);
     CHECK(empty.err.find("no run of a push to 'main' in s3://bench/ci") !=
           std::string::npos);
-    auto bad = run_runner({"history", "--store", kStore, "--repository", "x"},
-                      env);
+    auto bad =
+        run_runner({"history", "--store", kStore, "--repository", "x"}, env);
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("--repository 'x' is not OWNER/NAME") !=
           std::string::npos);

@@ -370,22 +370,22 @@ TEST_SUITE("e2e") {
       upload::S3Client client = store_client(server->endpoint());
       const std::vector<std::function<void(format::StoreRecord&)>> hostile{
           [](format::StoreRecord& r) {
-            r.benchmark_medians = {{"bench.cpp::fib", -5, {}, {}}};
+            r.benchmark_medians = {{"bench.cpp::fib", -5, {}, {}, {}, {}}};
           },
           [](format::StoreRecord& r) {
-            r.benchmark_medians = {{"bench.cpp::fib", 1e300, {}, {}}};
+            r.benchmark_medians = {{"bench.cpp::fib", 1e300, {}, {}, {}, {}}};
           },
           [](format::StoreRecord& r) {
-            r.benchmark_medians = {{"bench.cpp::fib", NAN, {}, {}}};
+            r.benchmark_medians = {{"bench.cpp::fib", NAN, {}, {}, {}, {}}};
           },
           [](format::StoreRecord& r) {
-            r.benchmark_medians = {{"bench.cpp::fib", 1000, {}, {}},
-                                   {"bench.cpp::fib", 1e9, {}, {}}};
+            r.benchmark_medians = {{"bench.cpp::fib", 1000, {}, {}, {}, {}},
+                                   {"bench.cpp::fib", 1e9, {}, {}, {}, {}}};
           },
           [](format::StoreRecord& r) {
             for (int i = 0; i < 12000; ++i)
               r.benchmark_medians.push_back(
-                  {"b" + std::to_string(i), 1e6, {}, {}});
+                  {"b" + std::to_string(i), 1e6, {}, {}, {}, {}});
           }};
       for (size_t i = 0; i < hostile.size(); ++i)
         plant_run(client, dir.file("main4"),

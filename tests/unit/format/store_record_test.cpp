@@ -116,8 +116,8 @@ TEST_CASE("a record nested deeper than 128 levels is refused") {
 
 TEST_CASE("a store record carries each benchmark's median, optionally") {
   StoreRecord r = sample();
-  r.benchmark_medians = {{"a.cpp::x", 1234.5, 1200.0, 1300.25},
-                         {"b.cpp::y", 6e6, {}, {}}};
+  r.benchmark_medians = {{"a.cpp::x", 1234.5, 1200.0, 1300.25, 900.0, 2.5e6},
+                         {"b.cpp::y", 6e6, {}, {}, {}, {}}};
   const std::string text = write_store_record(r);
   auto back = read_store_record(text);
   REQUIRE_MESSAGE(back, back.error().message());
@@ -130,7 +130,7 @@ TEST_CASE("a store record carries each benchmark's median, optionally") {
   REQUIRE_MESSAGE(old_back, old_back.error().message());
   CHECK(old_back->benchmark_medians.empty());
   // A NaN is written as null and refused when read, naming the entry.
-  r.benchmark_medians = {{"a.cpp::x", NAN, {}, {}}};
+  r.benchmark_medians = {{"a.cpp::x", NAN, {}, {}, {}, {}}};
   auto refused = read_store_record(write_store_record(r));
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message().find("benchmark_medians[0] is not") !=
