@@ -5,8 +5,8 @@ namespace runner::history {
 
 void write_text(const History& history, std::ostream& out) {
   for (const Series& s : history.series)
-    out << s.uri << ": " << s.points.size() << " runs, "
-        << s.changes.size() << " change points\n";
+    out << s.uri << ": " << s.points.size() << " runs, " << s.changes.size()
+        << " change points\n";
 }
 
 void write_markdown(const History& history, std::ostream& out) {
