@@ -8,8 +8,8 @@ namespace runner::history {
 namespace {
 
 Run run_of(const format::StoreRecord& r) {
-  return {r.run_id,          r.commit,     r.created_at,
-          r.created_unix_ms, r.ci_run_url, {}};
+  return {r.run_id, r.commit, r.created_at, r.created_unix_ms, r.ci_run_url,
+          {}};
 }
 
 std::string last_part(const std::string& uri) {

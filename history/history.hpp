@@ -43,8 +43,8 @@ struct Run {
 
 // One benchmark in one run.
 struct Point {
-  size_t run = 0;                   // index in History::runs
-  double value = 0;                 // median per iteration (ns)
+  size_t run = 0;     // index in History::runs
+  double value = 0;   // median per iteration (ns)
   std::optional<double> low, high;  // its 95% interval, when recorded
 };
 
@@ -64,13 +64,13 @@ struct Change {
 
 struct Series {
   std::string uri;
-  std::string name;             // the URI's last "::" part
-  std::vector<Point> points;    // oldest first
+  std::string name;           // the URI's last "::" part
+  std::vector<Point> points;  // oldest first
   std::vector<Change> changes;  // oldest first
 };
 
 struct History {
-  std::string store;  // "s3://bucket/prefix", printable
+  std::string store;   // "s3://bucket/prefix", printable
   std::string owner, repository, branch;
   std::string metric = "wall";
   std::vector<Run> runs;       // oldest first
