@@ -274,18 +274,12 @@ std::vector<Step> checked(const std::vector<double>& y,
   }
 }
 
-bool usable(std::span<const double> values) {
-  return std::all_of(values.begin(), values.end(),
-                     [](double v) { return std::isfinite(v) && v > 0; });
-}
-
-}  // namespace
-
-std::vector<Step> find_change_points(std::span<const double> values,
-                                     const DetectSettings& settings) {
+// Steps 1 to 5 above, on values all finite and > 0.
+std::vector<Step> detect(const std::vector<double>& values,
+                         const DetectSettings& settings) {
   const size_t min_segment = std::max<size_t>(settings.min_segment, 2);
   const double n = static_cast<double>(values.size());
-  if (values.size() < 2 * min_segment || !usable(values)) return {};
+  if (values.size() < 2 * min_segment) return {};
   std::vector<double> x(values.size());
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::log(values[i]);
   const double sigma = noise_sigma(x);
@@ -303,6 +297,22 @@ std::vector<Step> find_change_points(std::span<const double> values,
     starts = pelt(z, penalty, min_segment);
   }
   return checked(y, starts, settings);
+}
+
+}  // namespace
+
+std::vector<Step> find_change_points(std::span<const double> values,
+                                     const DetectSettings& settings) {
+  std::vector<double> usable;
+  std::vector<size_t> index;  // of each usable value in values
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!(std::isfinite(values[i]) && values[i] > 0)) continue;
+    usable.push_back(values[i]);
+    index.push_back(i);
+  }
+  std::vector<Step> steps = detect(usable, settings);
+  for (Step& step : steps) step.start = index[step.start];
+  return steps;
 }
 
 }  // namespace runner::history

@@ -34,7 +34,8 @@ struct Step {
   double p_value = 1;            // of the step, as tested (docs/history.md)
 };
 
-// The steps of `values` (all finite and > 0), oldest first.
+// The steps of `values`, oldest first. Values that are not finite and > 0
+// are left out (a step's start is still an index in `values`).
 std::vector<Step> find_change_points(std::span<const double> values,
                                      const DetectSettings& settings);
 
