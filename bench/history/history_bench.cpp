@@ -1,7 +1,8 @@
 // bench/history: how well history's change-point detection meets its goals
 // on synthetic run histories (bench/history/synthetic.hpp), over SEEDS
 // seeds per row, and how long it takes.
-//   history_bench [SEEDS [PENALTY [MAX_P]]]   (1000, and the defaults)
+//   history_bench [SEEDS [PENALTY [MAX_P [MIN_SEGMENT]]]]
+// (1000 seeds and DetectSettings' defaults; PENALTY 0: the default)
 // Per noise level and kind, the share of series where:
 //   flat       a flat 60-run series gets a change point (a false one)
 //   outlier    a flat 60-run series with one run 30% slower gets one
@@ -9,7 +10,7 @@
 //              a change point up is found within 5 runs of the step,
 //              within 1 run, exactly at it
 //   extra      that series gets a change point further from both
-//   flat 1000  a flat 1000-run series gets one (SEEDS / 10 seeds)
+//   flat 1000  a flat 1000-run series gets one (SEEDS / 5 seeds)
 // Then the time of 50 series × 1000 runs (each with a step every 100
 // runs) and of one flat and one stepped series of 10,000 runs.
 #include <cstdio>
@@ -85,7 +86,7 @@ Rates measure(double noise, Noise kind, size_t seeds,
                     synthetic_series(60, noise, kSteps, seed, kind), settings),
                 r);
   }
-  r.long_seeds = seeds / 10;
+  r.long_seeds = seeds / 5;
   for (size_t seed = 1; seed <= r.long_seeds; ++seed)
     r.flat_long +=
         !find_change_points(
@@ -149,10 +150,14 @@ int main(int argc, char** argv) {
   if (argc > 2) settings.penalty = std::strtod(argv[2], nullptr);
   if (argc > 3) settings.max_p_value = std::strtod(argv[3], nullptr);
   if (argc > 4) settings.min_segment = std::strtoul(argv[4], nullptr, 10);
-  std::printf(
-      "change points, %zu seeds (penalty %.1f, min_change %.1f%%, "
-      "max p %.4f):\n",
-      seeds, settings.penalty, settings.min_change * 100, settings.max_p_value);
+  std::printf("change points, %zu seeds, penalty ", seeds);
+  if (settings.penalty > 0)
+    std::printf("%.2f", settings.penalty);
+  else
+    std::printf("3 + 1.5 ln(runs) (9.14 at 60 runs)");
+  std::printf(", min_change %.1f%%, max p %.4f, min_segment %zu:\n",
+              settings.min_change * 100, settings.max_p_value,
+              settings.min_segment);
   std::printf(
       "             |        |         | +3%% at run 20       | +10%% at run "
       "40      |        |\n"
