@@ -10,17 +10,19 @@
 //     from the median of the 5 points around it (the first or last 5 at
 //     the ends) becomes the median of those of the 5 that are not. One
 //     or two wild runs take the level of their neighbours; a new level of 3
-//     or more runs passes.
+//     or more runs passes. Where the differences around a point are
+//     noisier than sigma, their own noise is used instead.
 //  4. PELT (Killick, Fearnhead & Eckley 2012) on these x: the cost of
 //     a segment is its sum of squared deviations from its mean in units of
 //     sigma² (a change in the mean of normal noise of known variance), each
-//     change point costs settings.penalty, and no segment is shorter than
-//     settings.min_segment.
+//     change point costs settings.penalty (by default kPenaltyBase +
+//     kPenaltyPerLog · ln n), and no segment is shorter than
+//     settings.min_segment. Then sigma is estimated again from the
+//     deviations around the segments' means, and PELT run again with it.
 //  5. Each change point found is described from the segments on each side
 //     (up to kWindow points of each, the nearest): the levels are the
 //     medians of the values (outliers replaced), the p-value and the
-//     interval come from
-//     Welch's t on the logs without outliers. A step smaller than
+//     interval come from Welch's t on the logs. A step smaller than
 //     settings.min_change, or with a p-value over settings.max_p_value, is
 //     merged into its neighbours, the smallest first, and the others are
 //     described again, until each step left passes.
@@ -42,6 +44,7 @@ constexpr double kWinsor = 3;  // d² winsorized at (kWinsor·√2·sigma)²
 constexpr double kMinSigma = 1e-6;  // relative: below any real noise
 constexpr double kOutlier = 4;      // further from the local median: replaced
 constexpr size_t kHampelHalf = 2;   // the local median's half window
+constexpr size_t kLocalNoise = 30;  // differences giving the local noise
 constexpr size_t kWindow = 30;      // points each side describing a step
 // The default penalty per change point, in units of sigma²: it grows with
 // the log of the series' length, as the largest of its many chances of a
@@ -91,29 +94,49 @@ double noise_sigma(const std::vector<double>& x) {
   return std::max(kMinSigma, std::sqrt(mean_square / 2));
 }
 
-// The window of 2·kHampelHalf + 1 points centred on i, moved inside the
-// series at its ends: [first, first + width).
-size_t window_start(size_t i, size_t n) {
-  const size_t width = std::min(n, 2 * kHampelHalf + 1);
-  return std::min(i > kHampelHalf ? i - kHampelHalf : 0, n - width);
+// The window of `width` points (at most n) centred on i, moved inside the
+// series at its ends: its first point.
+size_t window_start(size_t i, size_t width, size_t n) {
+  width = std::min(width, n);
+  return std::min(i > width / 2 ? i - width / 2 : 0, n - width);
+}
+
+// The noise around each point of x: noise_sigma's first estimate on the
+// kLocalNoise successive differences around it where that is more than
+// `sigma` (so that a noisier stretch does not lose its extreme points as
+// outliers), else `sigma`.
+std::vector<double> local_sigma(const std::vector<double>& x, double sigma) {
+  const size_t n = x.size();
+  std::vector<double> d(n - 1), local(n, sigma);
+  for (size_t i = 0; i + 1 < n; ++i) d[i] = std::abs(x[i + 1] - x[i]);
+  for (size_t i = 0; i < n; ++i) {
+    const auto from = d.begin() + window_start(i, kLocalNoise, d.size());
+    const double scale =
+        kMadToSigma / std::numbers::sqrt2 *
+        median_of({from, from + std::min(kLocalNoise, d.size())});
+    local[i] = std::max(sigma, scale);
+  }
+  return local;
 }
 
 // Step 3 above: each outlier becomes the median of the points of its window
 // that are not outliers.
 std::vector<double> without_outliers(const std::vector<double>& x,
                                      double sigma) {
-  const size_t n = x.size(), width = std::min(n, 2 * kHampelHalf + 1);
+  const size_t n = x.size(), width = 2 * kHampelHalf + 1;
+  const std::vector<double> noise = local_sigma(x, sigma);
   std::vector<bool> outlier(n);
   for (size_t i = 0; i < n; ++i) {
-    const auto from = x.begin() + window_start(i, n);
-    const double center = median_of({from, from + width});
-    outlier[i] = std::abs(x[i] - center) > kOutlier * sigma;
+    const auto from = x.begin() + window_start(i, width, n);
+    const double center = median_of({from, from + std::min(width, n)});
+    outlier[i] = std::abs(x[i] - center) > kOutlier * noise[i];
   }
   std::vector<double> y = x;
   for (size_t i = 0; i < n; ++i) {
     if (!outlier[i]) continue;
     std::vector<double> kept;
-    for (size_t j = window_start(i, n); j < window_start(i, n) + width; ++j)
+    const size_t first = window_start(i, width, n);
+    for (size_t j = first; j < first + std::min(width, n); ++j)
       if (!outlier[j]) kept.push_back(x[j]);
     if (!kept.empty()) y[i] = median_of(kept);
   }
@@ -243,34 +266,40 @@ Step describe(const std::vector<double>& y, size_t lo, size_t start,
   return step;
 }
 
-std::vector<Step> describe_all(const std::vector<double>& y,
-                               const std::vector<size_t>& starts) {
-  std::vector<Step> steps;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    const size_t lo = i == 0 ? 0 : starts[i - 1];
-    const size_t hi = i + 1 == starts.size() ? y.size() : starts[i + 1];
-    steps.push_back(describe(y, lo, starts[i], hi));
-  }
-  return steps;
+// The i-th step of `starts`, between its neighbours.
+Step describe_at(const std::vector<double>& y,
+                 const std::vector<size_t>& starts, size_t i) {
+  const size_t lo = i == 0 ? 0 : starts[i - 1];
+  const size_t hi = i + 1 == starts.size() ? y.size() : starts[i + 1];
+  return describe(y, lo, starts[i], hi);
 }
 
-// Step 5 above: the steps that pass, after merging those that do not.
+bool passes(const Step& step, const DetectSettings& settings) {
+  return std::abs(step.change) >= settings.min_change &&
+         step.p_value <= settings.max_p_value;
+}
+
+// Step 5 above: the steps that pass, after merging those that do not. Only
+// the two neighbours of a merged step change.
 std::vector<Step> checked(const std::vector<double>& y,
                           std::vector<size_t> starts,
                           const DetectSettings& settings) {
+  std::vector<Step> steps;
+  for (size_t i = 0; i < starts.size(); ++i)
+    steps.push_back(describe_at(y, starts, i));
   for (;;) {
-    std::vector<Step> steps = describe_all(y, starts);
     size_t worst = steps.size();
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const double size = std::abs(steps[i].change);
-      const bool fails = !(size >= settings.min_change) ||
-                         !(steps[i].p_value <= settings.max_p_value);
-      if (fails &&
-          (worst == steps.size() || size < std::abs(steps[worst].change)))
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (!passes(steps[i], settings) &&
+          (worst == steps.size() ||
+           std::abs(steps[i].change) < std::abs(steps[worst].change)))
         worst = i;
-    }
     if (worst == steps.size()) return steps;
-    starts.erase(starts.begin() + static_cast<std::ptrdiff_t>(worst));
+    const auto at = static_cast<std::ptrdiff_t>(worst);
+    starts.erase(starts.begin() + at);
+    steps.erase(steps.begin() + at);
+    if (worst > 0) steps[worst - 1] = describe_at(y, starts, worst - 1);
+    if (worst < steps.size()) steps[worst] = describe_at(y, starts, worst);
   }
 }
 
