@@ -13,15 +13,20 @@
 namespace runner::history {
 namespace {
 
-// JSON made safe inside a <script> element: every '<' (which JSON holds
-// only inside strings) becomes \u003c, so no "</script>" or "<!--" ends or
-// changes the element, and U+2028/U+2029 become escapes too (older
-// JavaScript parsers took them for line ends).
+// JSON made compact and safe inside a <script> element: whitespace
+// outside strings dropped; every '<' (which JSON holds only inside strings)
+// becomes \u003c, so no "</script>" or "<!--" ends or changes the element;
+// U+2028/U+2029 become escapes too (older JavaScript parsers took them for
+// line ends).
 std::string embeddable_json(std::string_view json) {
   std::string out;
-  out.reserve(json.size() + json.size() / 64);
+  out.reserve(json.size());
+  bool in_string = false, escaped = false;
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
+    if (!in_string && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+      continue;
+    }
     if (c == '<') {
       out += "\\u003c";
     } else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
@@ -31,6 +36,12 @@ std::string embeddable_json(std::string_view json) {
     } else {
       out += c;
     }
+    if (in_string && !escaped && c == '"') {
+      in_string = false;
+    } else if (!in_string && c == '"') {
+      in_string = true;
+    }
+    escaped = in_string && !escaped && c == '\\';
   }
   return out;
 }

@@ -4,8 +4,9 @@
 // history library, with placeholder report and compare folders and
 // hostile strings from the store); Debian's headless Chromium, driven by
 // playwright-core, opens it and checks what a user sees:
-//   embedding    the data cannot end its <script> element: index.html holds
-//                exactly two "</script" and no raw U+2028/U+2029
+//   embedding    the embedded data is history.json, and cannot end its
+//                <script> element: index.html holds exactly two "</script"
+//                and no raw U+2028/U+2029
 //   renders      no console error or uncaught exception while loading,
 //                opening a plot and hovering; the header shows the runs
 //   no network   no request but the page itself
@@ -40,6 +41,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const util = require('node:util');
 const { execFileSync } = require('node:child_process');
 const { pathToFileURL, fileURLToPath } = require('node:url');
 const fg = require('./flamegraph_test.js');
@@ -139,6 +141,14 @@ function checkEmbedding(browser, site, file) {
   const closes = text.split(/<\/script/i).length - 1;
   if (closes !== 2) problems.push(closes + ' "</script" in index.html, want 2 (data and script)');
   if (/[\u2028\u2029]/.test(text)) problems.push('raw U+2028/U+2029 in index.html');
+  const open = '<script type="application/json" id="history-data">';
+  const at = text.indexOf(open), end = text.indexOf('</script>', at);
+  let embedded = null;
+  try { embedded = JSON.parse(text.slice(at + open.length, end)); } catch (e) {
+    problems.push('the embedded data does not parse: ' + e.message);
+  }
+  if (at < 0 || (embedded && !util.isDeepStrictEqual(embedded, site.data)))
+    problems.push('the embedded data is not history.json');
   return problems;
 }
 
@@ -362,6 +372,7 @@ const kChecks = {
 const m = (from, to) => (t) => fg.mutate(t, from, to);
 const kMutants = [
   ['embedding', 'data not escaped', (t) => fg.mutate(t, '\\u003c', '<')],
+  ['embedding', 'data changed', (t) => fg.mutate(t, '"skipped_records":2', '"skipped_records":3')],
   ['renders', 'an exception while loading',
     m("document.body.dataset.ready = '1';", "null.x; document.body.dataset.ready = '1';")],
   ['no network', 'no Content-Security-Policy, an external image',
