@@ -381,6 +381,7 @@ constexpr std::string_view kScript = R"js('use strict';
       var a = Math.min(current.drag.from, current.drag.to);
       g.fillRect(a, G.t, Math.abs(current.drag.to - current.drag.from), G.b - G.t);
     }
+    current.y = y;
     cv.dataset.view = JSON.stringify({ x0: current.x0, x1: current.x1, left: G.l, right: G.r,
       top: G.t, bottom: G.b, y0: yr[0], y1: yr[1] });
   }
@@ -434,7 +435,7 @@ constexpr std::string_view kScript = R"js('use strict';
     var r = runs[p.run] || {};
     return safeHref(r.report) || safeHref(r.ci_run_url);
   }
-  function showTip(G, k, my) {
+  function showTip(G, k) {
     if (k < 0) { tip.hidden = true; cv.style.cursor = 'crosshair'; return; }
     var p = current.b.points[k], r = runs[p.run] || {}, href = pointHref(p);
     tip.textContent = '';
@@ -443,10 +444,12 @@ constexpr std::string_view kScript = R"js('use strict';
     tip.appendChild(el('div', null, day(r) + ' \u00b7 run ' + String(r.run_id || '')));
     if (href) tip.appendChild(el('div', null, safeHref(r.report) ? 'click: its flamegraphs' : 'click: its CI run'));
     tip.hidden = false;
-    var px = xOf(G, p.run), w = tip.offsetWidth, left = px + 12;
-    if (left + w > G.w) left = px - 12 - w;
+    var px = xOf(G, p.run), py = current.y(p.value), w = tip.offsetWidth, h = tip.offsetHeight;
+    var left = px + 14, top = py + 14;
+    if (left + w > G.w) left = px - 14 - w;
+    if (top + h > G.h) top = py - 14 - h;
     tip.style.left = Math.max(0, left) + 'px';
-    tip.style.top = Math.max(0, my - 10) + 'px';
+    tip.style.top = Math.max(0, top) + 'px';
     cv.style.cursor = href ? 'pointer' : 'crosshair';
   }
   cv.addEventListener('mousemove', function (e) {
@@ -455,7 +458,7 @@ constexpr std::string_view kScript = R"js('use strict';
     if (current.drag) { current.drag.to = Math.max(G.l, Math.min(G.r, m[0])); tip.hidden = true; draw(); return; }
     var k = nearest(G, m[0]);
     if (k !== current.hover) { current.hover = k; draw(); }
-    showTip(G, k, m[1]);
+    showTip(G, k);
   });
   cv.addEventListener('mouseleave', function () {
     if (!current) return;

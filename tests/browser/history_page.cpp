@@ -1,4 +1,4 @@
-// history_page OUT RUNS BENCHMARKS: a synthetic History of RUNS runs x
+// history_page OUT RUNS BENCHMARKS [--demo]: a synthetic History of RUNS runs x
 // BENCHMARKS benchmarks for the browser test and bench of the history page
 // (history_test.js, bench/history/page_open.js). Writes OUT/index.html
 // (write_page), OUT/history.json (write_json, what the test checks the page
@@ -13,11 +13,14 @@
 // Hostile strings from the store: "</script>" and <img onerror> in the
 // store, repository, a warning, benchmark 1's URI and run 1's commit; run 5's
 // CI URL and the diff link of benchmark 1's change are javascript: URLs.
+// --demo: none of those, plain names (the README's screenshot,
+// tests/browser/history_screenshot.js).
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "history/history.hpp"
@@ -32,6 +35,10 @@ using runner::history::Run;
 using runner::history::Series;
 
 constexpr uint64_t kStartMs = 1767225600000;  // 2026-01-01T00:00:00Z
+constexpr const char* kDemoNames[] = {"test_sort_1k",      "test_parse_json",
+                                      "test_render_page",  "test_hash_insert",
+                                      "test_compress_64k", "test_regex_match",
+                                      "test_resize_image", "test_query_index"};
 constexpr const char* kPlaceholderSvg =
     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"20\">"
     "<rect width=\"40\" height=\"20\" fill=\"#c33\"/></svg>\n";
@@ -52,16 +59,19 @@ double noise(uint64_t a, uint64_t b) {
   return static_cast<double>(x >> 11) / 9007199254740992.0;
 }
 
-Run make_run(size_t i, const fs::path& out) {
+Run make_run(size_t i, const fs::path& out, bool demo) {
   Run r;
   char buf[64];
   std::snprintf(buf, sizeof buf, "run-%04zu", i);
   r.run_id = buf;
   // Distinct 7-digit prefixes: an odd multiplier is a bijection mod 2^28.
-  std::snprintf(buf, sizeof buf, "%07x%08zx",
-                static_cast<unsigned>((i * 0x9E3779B1u) & 0xFFFFFFFu), i);
-  r.commit = std::string(buf) + std::string(40 - 15, 'a');
-  if (i == 1) r.commit = "</script><img src=x onerror=alert('commit')>";
+  std::snprintf(buf, sizeof buf, "%07x",
+                static_cast<unsigned>((i * 0x9E3779B1u) & 0xFFFFFFFu));
+  r.commit = buf;
+  for (size_t k = 0; r.commit.size() < 40; ++k)
+    r.commit += "0123456789abcdef"[static_cast<size_t>(16 * noise(i, 100 + k))];
+  if (i == 1 && !demo)
+    r.commit = "</script><img src=x onerror=alert('commit')>";
   r.created_unix_ms = kStartMs + i * 3600000ull;
   const time_t t = static_cast<time_t>(r.created_unix_ms / 1000);
   struct tm tm {};
@@ -69,7 +79,7 @@ Run make_run(size_t i, const fs::path& out) {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   r.created_at = buf;
   r.ci_run_url = "https://ci.example/runs/" + std::to_string(i);
-  if (i == 5) {
+  if (i == 5 && !demo) {
     r.ci_run_url = "javascript:alert('ci')";
   } else if (i % 4 == 0) {
     r.report_link = "runs/" + r.run_id + "/";
@@ -104,10 +114,11 @@ Change make_change(const Series& s, size_t start, double before, double after,
   return c;
 }
 
-Series make_series(size_t m, const History& h, const fs::path& out) {
+Series make_series(size_t m, const History& h, const fs::path& out, bool demo) {
   Series s;
   s.name = "test_case_" + std::to_string(m);
   if (m == 1) s.name = "test_</script><img src=x onerror=alert('uri')>";
+  if (demo) s.name = kDemoNames[m % std::size(kDemoNames)];
   s.uri = "tests/bench_" + std::to_string(m / 10) + ".py::" + s.name;
   const size_t n = h.runs.size();
   for (size_t i = m == 2 ? 3 : 0; i < n; ++i) {
@@ -130,11 +141,12 @@ Series make_series(size_t m, const History& h, const fs::path& out) {
         make_change(s, at - first, level(m, at - 1, n), level(m, at, n),
                     std::to_string(m) + "-" + std::to_string(k), out));
   }
-  if (m == 1) s.changes.front().diff_link = "javascript:alert('diff')";
+  if (m == 1 && !demo) s.changes.front().diff_link = "javascript:alert('diff')";
   return s;
 }
 
-History make_history(size_t runs, size_t benchmarks, const fs::path& out) {
+History make_history(size_t runs, size_t benchmarks, const fs::path& out,
+                     bool demo) {
   History h;
   h.store = "s3://bucket/prefix</script><script>alert('store')</script>";
   h.owner = "acme";
@@ -143,17 +155,24 @@ History make_history(size_t runs, size_t benchmarks, const fs::path& out) {
   h.skipped_records = 2;
   h.warnings = {"runs/x.json: not a push </script><img src=x onerror=alert(1)>",
                 "line\u2028separator\u2029and paragraph"};
-  for (size_t i = 0; i < runs; ++i) h.runs.push_back(make_run(i, out));
+  if (demo) {
+    h.store = "s3://acme-benchmarks/widgets";
+    h.repository = "widgets";
+    h.warnings.clear();
+    h.skipped_records = 0;
+  }
+  for (size_t i = 0; i < runs; ++i) h.runs.push_back(make_run(i, out, demo));
   for (size_t m = 0; m < benchmarks; ++m)
-    h.series.push_back(make_series(m, h, out));
+    h.series.push_back(make_series(m, h, out, demo));
   return h;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: history_page OUT RUNS BENCHMARKS\n");
+  const bool demo = argc == 5 && std::string(argv[4]) == "--demo";
+  if (argc != 4 && !demo) {
+    std::fprintf(stderr, "usage: history_page OUT RUNS BENCHMARKS [--demo]\n");
     return 2;
   }
   try {
@@ -161,7 +180,7 @@ int main(int argc, char** argv) {
     const size_t runs = std::stoul(argv[2]), benchmarks = std::stoul(argv[3]);
     if (runs < 12 || benchmarks < 3)
       throw std::runtime_error("at least 12 runs and 3 benchmarks");
-    const History h = make_history(runs, benchmarks, out);
+    const History h = make_history(runs, benchmarks, out, demo);
     write(out / "history.json", runner::history::write_json(h));
     write(out / "index.html", runner::history::write_page(h));
   } catch (const std::exception& e) {
