@@ -132,15 +132,24 @@ constexpr std::string_view kScript = R"js('use strict';
     return (typeof lo === 'number' && typeof hi === 'number') ? '[' + f(lo) + ', ' + f(hi) + ']' : '';
   }
 
-  // A link from the store is followed only when it is http(s) or relative
-  // (no scheme, no host): never javascript:, data:, file: and the like.
-  function safeHref(u) {
-    if (typeof u !== 'string' || u === '') return null;
+  // Links are followed only when they are absolute http(s) URLs or paths
+  // relative to the page that stay below its folder: never javascript:,
+  // data:, file:, a path from the root or a host ("//host/x", which a page
+  // opened from a file would take for a network share).
+  var kBase = 'https://relative.invalid/d/';
+  function httpUrl(u) {
+    if (typeof u !== 'string' || !/^https?:\/\//i.test(u)) return null;
     var a;
-    try { a = new URL(u, 'https://relative.invalid/d/'); } catch (e) { return null; }
-    if (a.protocol !== 'http:' && a.protocol !== 'https:') return null;
-    return u;
+    try { a = new URL(u); } catch (e) { return null; }
+    return (a.protocol === 'http:' || a.protocol === 'https:') && a.host ? a.href : null;
   }
+  function relativePath(u) {
+    if (typeof u !== 'string' || u === '' || /^[\x00-\x20\/]|\\/.test(u)) return null;
+    var a;
+    try { a = new URL(u, kBase); } catch (e) { return null; }
+    return a.origin === 'https://relative.invalid' && a.pathname.indexOf('/d/') === 0 ? u : null;
+  }
+  function safeHref(u) { return relativePath(u) || httpUrl(u); }
 
   // ---- header ----
   function header() {
@@ -433,7 +442,7 @@ constexpr std::string_view kScript = R"js('use strict';
   }
   function pointHref(p) {
     var r = runs[p.run] || {};
-    return safeHref(r.report) || safeHref(r.ci_run_url);
+    return safeHref(r.report) || httpUrl(r.ci_run_url);
   }
   function showTip(G, k) {
     if (k < 0) { tip.hidden = true; cv.style.cursor = 'crosshair'; return; }

@@ -12,7 +12,10 @@
 // first three runs. Every fourth run has a report, the others a CI URL.
 // Hostile strings from the store: "</script>" and <img onerror> in the
 // store, repository, a warning, benchmark 1's URI and run 1's commit; run 5's
-// CI URL and the diff link of benchmark 1's change are javascript: URLs.
+// CI URL and the diff link of benchmark 1's first change are javascript:
+// URLs; run 9's CI URL and the compare link of its second change name a
+// host without a scheme (//evil.example/...); run 12's report leaves the
+// output folder (../../..).
 // --demo: none of those, plain names (the README's screenshot,
 // tests/browser/history_screenshot.js).
 #include <cmath>
@@ -81,6 +84,10 @@ Run make_run(size_t i, const fs::path& out, bool demo) {
   r.ci_run_url = "https://ci.example/runs/" + std::to_string(i);
   if (i == 5 && !demo) {
     r.ci_run_url = "javascript:alert('ci')";
+  } else if (i == 9 && !demo) {
+    r.ci_run_url = "//evil.example/ci";
+  } else if (i == 12 && !demo) {
+    r.report_link = "../../../../../etc/";
   } else if (i % 4 == 0) {
     r.report_link = "runs/" + r.run_id + "/";
     write(out / "runs" / r.run_id / "flamegraph.svg", kPlaceholderSvg);
@@ -141,7 +148,10 @@ Series make_series(size_t m, const History& h, const fs::path& out, bool demo) {
         make_change(s, at - first, level(m, at - 1, n), level(m, at, n),
                     std::to_string(m) + "-" + std::to_string(k), out));
   }
-  if (m == 1 && !demo) s.changes.front().diff_link = "javascript:alert('diff')";
+  if (m == 1 && !demo) {
+    s.changes.front().diff_link = "javascript:alert('diff')";
+    s.changes.back().compare_link = "//evil.example/compare/";
+  }
   return s;
 }
 

@@ -24,8 +24,9 @@
 //   hostile      "</script>", <img onerror> in the store, repository, a
 //                warning, a URI and a commit appear as text: no dialog, no
 //                injected element
-//   javascript   a javascript: CI URL or diff link never becomes a link or
-//                a navigation
+//   unsafe links a javascript: or //host CI URL, diff or compare link, or a
+//                report path leaving the page's folder never becomes a link
+//                or a navigation: every link is http(s) or below the folder
 //   scale        1,000 runs x 50 benchmarks: the page loads, a plot opens,
 //                zooms to 40 runs and hover works there (functional only,
 //                no timing: see
@@ -321,22 +322,33 @@ async function checkHostile(browser, site, file) {
   return problems;
 }
 
-async function checkJavascript(browser, site, file) {
+// No link but http(s) or a file below the page's folder, and none of the
+// hostile ones history_page planted followed by a click.
+async function checkUnsafeLinks(browser, site, file) {
   const o = await openPage(browser, file);
   const problems = [];
   if (!o.ready || !await openPlot(o.page, 1)) problems.push('the plot of benchmark 1 did not open');
   const links = await o.page.evaluate(() => ({
     all: Array.from(document.querySelectorAll('a[href]'), (a) => a.href),
-    diff: document.querySelectorAll('#changes a.diff').length }));
+    diff: document.querySelectorAll('#changes a.diff').length,
+    compare: document.querySelectorAll('#changes a.compare').length }));
   await o.close();
+  const folder = pathToFileURL(site.dir).href + '/';
   for (const href of links.all)
-    if (!/^(https?|file):/.test(href)) problems.push('a link to ' + href);
-  const safe = site.data.benchmarks[1].changes.filter((c) => !/^javascript:/.test(c.diff)).length;
-  if (links.diff !== safe) problems.push(links.diff + ' diff links on benchmark 1, want ' + safe);
-  const got = await clickRun(browser, file, 5);
-  if (!got.url || !got.url.startsWith(pathToFileURL(file).href))
-    problems.push('a click on run 5 (javascript: CI URL) leads to ' + got.url);
-  problems.push(...got.log.dialogs.map((m) => 'a dialog opened: ' + m));
+    if (!/^https?:\/\/[^/]/.test(href) && !href.startsWith(folder)) problems.push('a link to ' + href);
+  // Benchmark 1: a javascript: diff link, a //host compare link.
+  const changes = site.data.benchmarks[1].changes.length;
+  if (links.diff !== changes - 1) problems.push(links.diff + ' diff links on benchmark 1, want ' + (changes - 1));
+  if (links.compare !== changes - 1)
+    problems.push(links.compare + ' compare links on benchmark 1, want ' + (changes - 1));
+  // Runs 5 and 9: a javascript: and a //host CI URL, no report; 12: a
+  // report outside the folder, an https CI URL.
+  for (const [run, want] of [[5, null], [9, null], [12, site.data.runs[12].ci_run_url]]) {
+    const got = await clickRun(browser, file, run);
+    if (want ? got.url !== want : !got.url || !got.url.startsWith(pathToFileURL(file).href))
+      problems.push('a click on run ' + run + ' leads to ' + got.url + (want ? ', want ' + want : ''));
+    problems.push(...got.log.dialogs.map((m) => 'a dialog opened: ' + m));
+  }
   return problems;
 }
 
@@ -364,7 +376,7 @@ async function checkScale(browser, site, file) {
 const kChecks = {
   'embedding': checkEmbedding, 'renders': checkRenders, 'no network': checkNetwork,
   'overview': checkOverview, 'hover': checkHover, 'change links': checkChangeLinks,
-  'click': checkClick, 'zoom': checkZoom, 'hostile': checkHostile, 'javascript': checkJavascript,
+  'click': checkClick, 'zoom': checkZoom, 'hostile': checkHostile, 'unsafe links': checkUnsafeLinks,
 };
 
 // ---- broken copies: every check must fail on one -------------------------------
@@ -387,15 +399,19 @@ const kMutants = [
   ['change links', 'diff link to a missing file', m("link(li, c.diff,", "link(li, c.diff + 'x',")],
   ['click', 'a click opens nothing', m('if (href) window.location.href = href;', '')],
   ['click', 'a click opens the CI run even with a report',
-    m('return safeHref(r.report) || safeHref(r.ci_run_url);', 'return safeHref(r.ci_run_url);')],
+    m('return safeHref(r.report) || httpUrl(r.ci_run_url);', 'return httpUrl(r.ci_run_url);')],
   ['zoom', 'drag does not zoom',
     m('zoomTo(runAt(G, Math.min(d.from, d.to)), runAt(G, Math.max(d.from, d.to)));', 'draw();')],
   ['zoom', 'reset does nothing', m("$('reset').addEventListener('click', reset);", '')],
   ['hostile', 'text inserted as HTML',
     m('e.textContent = String(text);', 'e.innerHTML = String(text);')],
   ['hostile', 'data not escaped', (t) => fg.mutate(t, '\\u003c', '<')],
-  ['javascript', 'every scheme followed',
-    m("if (a.protocol !== 'http:' && a.protocol !== 'https:') return null;", '')],
+  ['unsafe links', 'every scheme followed',
+    (t) => fg.mutate(fg.mutate(t, "|| !/^https?:\\/\\//i.test(u)) return null;", ") return null;"),
+      "return (a.protocol === 'http:' || a.protocol === 'https:') && a.host ? a.href : null;", 'return u;')],
+  ['unsafe links', '//host and paths leaving the folder followed',
+    (t) => fg.mutate(fg.mutate(t, "a.origin === 'https://relative.invalid' && a.pathname.indexOf('/d/') === 0",
+      "a.protocol === 'https:'"), '/^[\\x00-\\x20\\/]|', '/^[\\x00-\\x20]|')],
 ];
 
 async function mutantChecks(browser, site) {
