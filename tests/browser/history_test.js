@@ -384,6 +384,7 @@ const kChecks = {
 const m = (from, to) => (t) => fg.mutate(t, from, to);
 const kMutants = [
   ['embedding', 'data not escaped', (t) => fg.mutate(t, '\\u003c', '<')],
+  ['embedding', 'U+2028 not escaped', (t) => fg.mutate(t, '\\u2028', '\u2028')],
   ['embedding', 'data changed', (t) => fg.mutate(t, '"skipped_records":2', '"skipped_records":3')],
   ['renders', 'an exception while loading',
     m("document.body.dataset.ready = '1';", "null.x; document.body.dataset.ready = '1';")],
