@@ -135,8 +135,8 @@ constexpr std::string_view kScript = R"js('use strict';
   // Links are followed only when they are absolute http(s) URLs or paths
   // relative to the page that stay below its folder: never javascript:,
   // data:, file:, a path from the root or a host ("//host/x", which a page
-  // opened from a file would take for a network share).
-  var kBase = 'https://relative.invalid/d/';
+  // opened from a file would take for a network share). A path's parts are
+  // percent-encoded: a '#', '?' or '%' in a file name stays part of it.
   function httpUrl(u) {
     if (typeof u !== 'string' || !/^https?:\/\//i.test(u)) return null;
     var a;
@@ -145,9 +145,10 @@ constexpr std::string_view kScript = R"js('use strict';
   }
   function relativePath(u) {
     if (typeof u !== 'string' || u === '' || /^[\x00-\x20\/]|\\/.test(u)) return null;
-    var a;
-    try { a = new URL(u, kBase); } catch (e) { return null; }
-    return a.origin === 'https://relative.invalid' && a.pathname.indexOf('/d/') === 0 ? u : null;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(u)) return null;  // a scheme
+    var parts = u.split('/');
+    if (parts.indexOf('..') >= 0) return null;
+    return parts.map(encodeURIComponent).join('/');
   }
   function safeHref(u) { return relativePath(u) || httpUrl(u); }
 

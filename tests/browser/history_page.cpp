@@ -15,7 +15,8 @@
 // CI URL and the diff link of benchmark 1's first change are javascript:
 // URLs; run 9's CI URL and the compare link of its second change name a
 // host without a scheme (//evil.example/...); run 12's report leaves the
-// output folder (../../..).
+// output folder (../../..). Benchmark 4's compare folders have URL
+// specials in their names ("4 #?%-0").
 // --demo: none of those, plain names (the README's screenshot,
 // tests/browser/history_screenshot.js).
 #include <cmath>
@@ -146,7 +147,9 @@ Series make_series(size_t m, const History& h, const fs::path& out, bool demo) {
     const size_t at = steps[k];
     s.changes.push_back(
         make_change(s, at - first, level(m, at - 1, n), level(m, at, n),
-                    std::to_string(m) + "-" + std::to_string(k), out));
+                    std::to_string(m) + (m == 4 && !demo ? " #?%-" : "-") +
+                        std::to_string(k),
+                    out));
   }
   if (m == 1 && !demo) {
     s.changes.front().diff_link = "javascript:alert('diff')";

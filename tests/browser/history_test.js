@@ -15,7 +15,8 @@
 //   hover        over a known point of a plot: its commit, its value and
 //                its interval (formatted as the page does, ns/µs/ms/s)
 //   change links each change point's diff flamegraph and compare folder
-//                links resolve to the files history_page wrote
+//                links resolve to the files history_page wrote (URL
+//                specials in their names)
 //   click        a click on a point opens its run's report folder, or its
 //                CI run when it has no report
 //   zoom         drag-select narrows the view to the selection (and hover
@@ -398,6 +399,7 @@ const kMutants = [
   ['hover', 'hover picks the next point', m('[k - 1, k].forEach', '[k + 1].forEach')],
   ['hover', 'hover shows no interval', m("(interval(p.low, p.high, fmt) ? ' '", "(false ? ' '")],
   ['change links', 'diff link to a missing file', m("link(li, c.diff,", "link(li, c.diff + 'x',")],
+  ['change links', 'paths not percent-encoded', m("return parts.map(encodeURIComponent).join('/');", 'return u;')],
   ['click', 'a click opens nothing', m('if (href) window.location.href = href;', '')],
   ['click', 'a click opens the CI run even with a report',
     m('return safeHref(r.report) || httpUrl(r.ci_run_url);', 'return httpUrl(r.ci_run_url);')],
@@ -411,8 +413,8 @@ const kMutants = [
     (t) => fg.mutate(fg.mutate(t, "|| !/^https?:\\/\\//i.test(u)) return null;", ") return null;"),
       "return (a.protocol === 'http:' || a.protocol === 'https:') && a.host ? a.href : null;", 'return u;')],
   ['unsafe links', '//host and paths leaving the folder followed',
-    (t) => fg.mutate(fg.mutate(t, "a.origin === 'https://relative.invalid' && a.pathname.indexOf('/d/') === 0",
-      "a.protocol === 'https:'"), '/^[\\x00-\\x20\\/]|', '/^[\\x00-\\x20]|')],
+    (t) => fg.mutate(fg.mutate(t, "if (parts.indexOf('..') >= 0) return null;", ''),
+      '/^[\\x00-\\x20\\/]|', '/^[\\x00-\\x20]|')],
 ];
 
 async function mutantChecks(browser, site) {
