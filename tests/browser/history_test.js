@@ -30,8 +30,7 @@
 //                or a navigation: every link is http(s) or below the folder
 //   scale        1,000 runs x 50 benchmarks: the page loads, a plot opens,
 //                zooms to 40 runs and hover works there (functional only,
-//                no timing: see
-//                bench/history/page_open.js)
+//                no timing: see bench/history/page_open.js)
 // Each check then runs on a deliberately broken copy of the page and must
 // fail there, so none of them passes vacuously.
 //
