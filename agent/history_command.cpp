@@ -101,7 +101,8 @@ struct PairResult {
 base::Result<PairResult> compare_pair(FetchedRuns& fetched,
                                       const upload::BranchRuns& runs,
                                       const Straddle& pair,
-                                      const std::string& out_dir) {
+                                      const std::string& out_dir,
+                                      double threshold, format::Metric metric) {
   auto base_folder = fetched.folder(pair.before);
   if (!base_folder) return base_folder.error();
   auto head_folder = fetched.folder(pair.after);
@@ -118,6 +119,11 @@ base::Result<PairResult> compare_pair(FetchedRuns& fetched,
   options.history_medians_ns = noise_medians(runs, pair.before);
   options.history_description = "the stored runs before the change";
   options.format = compare::OutputFormat::kJson;
+  // The smallest change reported as a change point counts here too.
+  options.settings.threshold = threshold;
+  options.settings.metric = metric;
+  // The stored noise is of wall time.
+  if (metric != format::Metric::kWall) options.history_medians_ns.clear();
   options.on_report = [&](const format::CompareReport& report) {
     for (const auto& b : report.benchmarks)
       result.by_uri[b.uri] = {std::string(format::verdict_name(b.verdict)),
@@ -150,7 +156,8 @@ void add_comparisons(History& h, FetchedRuns& fetched,
                      const upload::BranchRuns& runs,
                      const HistoryOptions& options) {
   for (const Straddle& pair : newest_straddles(h, options.compares)) {
-    auto result = compare_pair(fetched, runs, pair, options.out_dir);
+    auto result = compare_pair(fetched, runs, pair, options.out_dir,
+                               options.detect.min_change, options.metric);
     if (result) {
       link_changes(h, pair, *result);
       continue;
@@ -232,7 +239,7 @@ History history_of(const upload::BranchRuns& runs,
                    const HistoryOptions& options) {
   std::vector<format::StoreRecord> records;
   for (const auto& r : runs.runs) records.push_back(r.record);
-  History h = history::build_history(records, options.detect);
+  History h = history::build_history(records, options.detect, options.metric);
   h.store = store.store_name();
   h.owner = store.facts().owner;
   h.repository = store.facts().repository;
@@ -269,11 +276,19 @@ int history_command(const HistoryOptions& options) {
                  store->store_name().c_str(), runs->listed, runs->skipped);
     return 2;
   }
+  History h = history_of(*runs, *store, options);
+  if (h.series.empty()) {
+    std::fprintf(stderr,
+                 "runner history: none of the %zu runs of '%s' recorded %s "
+                 "per iteration\n",
+                 h.runs.size(), upload::printable(store->branch()).c_str(),
+                 h.metric.c_str());
+    return 2;
+  }
   if (auto s = prepare_out_dir(options.out_dir); !s) {
     std::fprintf(stderr, "runner history: %s\n", s.error().what().c_str());
     return 2;
   }
-  History h = history_of(*runs, *store, options);
   FetchedRuns fetched(*store, *runs);
   add_comparisons(h, fetched, *runs, options);
   add_reports(h, fetched, options);

@@ -18,6 +18,7 @@ struct HistoryOptions {
   std::string out_dir = "runner-history";
   history::OutputFormat format = history::OutputFormat::kText;
   history::DetectSettings detect;
+  format::Metric metric = format::Metric::kWall;
   // The newest this many change points (of all benchmarks) get the
   // comparison of the two stored runs around them (archives fetched).
   size_t compares = 5;

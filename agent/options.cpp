@@ -650,6 +650,11 @@ void add_history(CLI::App& app, CommandLine& out) {
   add_enum_option(*sub, "--format", options.format, kHistoryFormats,
                   "What is printed: text (default), markdown (history.md), "
                   "json (history.json) or html (the path of index.html)");
+  add_enum_option(*sub, "--metric", options.metric, kMetrics,
+                  "The series: wall (default: the median time per iteration "
+                  "with its interval), cpu (CPU time per iteration) or "
+                  "instructions (per iteration), as each run's record has "
+                  "them");
   add_parsed_option(*sub, "--min-change", options.detect.min_change,
                     parse_threshold, "PCT",
                     "Smallest step reported as a change point, in percent "

@@ -17,6 +17,22 @@ std::string last_part(const std::string& uri) {
   return at == std::string::npos ? uri : uri.substr(at + 2);
 }
 
+// The point of one benchmark of one run in `metric`, if the record has it.
+std::optional<Point> point_of(const format::StoredMedian& m, size_t run,
+                              format::Metric metric) {
+  switch (metric) {
+    case format::Metric::kWall:
+      return Point{run, m.median_ns, m.low_ns, m.high_ns};
+    case format::Metric::kCpu:
+      if (m.cpu_ns) return Point{run, *m.cpu_ns, {}, {}};
+      break;
+    case format::Metric::kInstructions:
+      if (m.instructions) return Point{run, *m.instructions, {}, {}};
+      break;
+  }
+  return std::nullopt;
+}
+
 void add_changes(Series& series, const DetectSettings& settings) {
   std::vector<double> values;
   for (const Point& p : series.points) values.push_back(p.value);
@@ -27,16 +43,16 @@ void add_changes(Series& series, const DetectSettings& settings) {
 }  // namespace
 
 History build_history(std::span<const format::StoreRecord> records,
-                      const DetectSettings& settings) {
+                      const DetectSettings& settings, format::Metric metric) {
   History history;
+  history.metric = std::string(format::metric_name(metric));
   std::map<std::string, Series> by_uri;
   for (const format::StoreRecord& r : records) {
     const size_t run = history.runs.size();
     history.runs.push_back(run_of(r));
-    for (const format::StoredMedian& m : r.benchmark_medians) {
-      Series& s = by_uri[m.uri];
-      s.points.push_back({run, m.median_ns, m.low_ns, m.high_ns});
-    }
+    for (const format::StoredMedian& m : r.benchmark_medians)
+      if (auto point = point_of(m, run, metric))
+        by_uri[m.uri].points.push_back(*point);
   }
   if (!records.empty()) {
     history.owner = records.front().owner;

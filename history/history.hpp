@@ -80,11 +80,15 @@ struct History {
 };
 
 // The series of `records` (oldest first, each already checked as a push
-// to the branch with valid medians), with their change points found with
-// `settings`. Records without medians (older runners) give no points but
-// are listed in runs.
+// to the branch with valid medians) in `metric`: wall, the median time per
+// iteration with its interval; cpu, the CPU time per iteration; or
+// instructions per iteration (the last two over the whole run, no
+// interval). A run without the metric for a benchmark (records of older
+// runners, a counter not counted) gives no point but stays in runs. The
+// change points are found with `settings`.
 History build_history(std::span<const format::StoreRecord> records,
-                      const DetectSettings& settings);
+                      const DetectSettings& settings,
+                      format::Metric metric = format::Metric::kWall);
 
 enum class OutputFormat { kText, kMarkdown, kJson, kHtml };
 

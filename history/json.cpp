@@ -72,7 +72,7 @@ std::string write_json(const History& h) {
   j["repository"] = h.repository;
   j["branch"] = h.branch;
   j["metric"] = h.metric;
-  j["unit"] = "ns";
+  j["unit"] = h.metric == "instructions" ? "instructions" : "ns";
   j["skipped_records"] = h.skipped_records;
   j["warnings"] = h.warnings;
   Json runs = Json::array(), series = Json::array();

@@ -69,6 +69,7 @@ std::string headline(const History& h) {
   if (!h.runs.empty())
     text += " (" + h.runs.front().created_at.substr(0, 10) + " to " +
             h.runs.back().created_at.substr(0, 10) + ")";
+  if (h.metric != "wall") text += ", " + h.metric + " per iteration";
   text += ", " + std::to_string(h.series.size()) + " benchmarks, " +
           std::to_string(change_count(h)) + " change points";
   if (h.skipped_records > 0)
@@ -76,8 +77,24 @@ std::string headline(const History& h) {
   return text;
 }
 
-std::string latest_value(const Series& s) {
-  return s.points.empty() ? "-" : time_text(s.points.back().value);
+// "1.23 M instr" for counts.
+std::string count_text(double n) {
+  const char* unit = "";
+  double v = n;
+  for (const char* next : {"k", "M", "G"}) {
+    if (std::fabs(v) < 1000) break;
+    v /= 1000;
+    unit = next;
+  }
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3g %sinstr", v, unit);
+  return text;
+}
+
+std::string latest_value(const History& h, const Series& s) {
+  if (s.points.empty()) return "-";
+  const double v = s.points.back().value;
+  return h.metric == "instructions" ? count_text(v) : time_text(v);
 }
 
 // A link the summary may show: http(s), and nothing that ends or escapes
@@ -96,7 +113,7 @@ bool safe_url(const std::string& url) {
 void write_text(const History& h, std::ostream& out) {
   out << headline(h) << "\n";
   for (const Series& s : h.series) {
-    out << "  " << clean(s.name) << ": " << latest_value(s) << " ("
+    out << "  " << clean(s.name) << ": " << latest_value(h, s) << " ("
         << s.points.size() << " runs), ";
     out << (s.changes.empty()
                 ? std::string("no change point")
@@ -118,7 +135,7 @@ void write_markdown(const History& h, std::ostream& out) {
   out << "| Benchmark | Latest | Runs | Latest change |\n";
   out << "|---|---:|---:|---|\n";
   for (const Series& s : h.series) {
-    out << "| `" << clean(s.uri, true) << "` | " << latest_value(s) << " | "
+    out << "| `" << clean(s.uri, true) << "` | " << latest_value(h, s) << " | "
         << s.points.size() << " | ";
     if (s.changes.empty())
       out << "none";

@@ -218,14 +218,14 @@ async function checkHover(browser, site, file) {
   return problems;
 }
 
-async function checkChangeLinks(browser, site, file) {
+async function checkChangeLinks(browser, site, file, index = 4) {
   const o = await openPage(browser, file);
   const problems = [];
-  if (!o.ready || !await openPlot(o.page, 4)) problems.push('the plot of benchmark 4 did not open');
+  if (!o.ready || !await openPlot(o.page, index)) problems.push('the plot of benchmark ' + index + ' did not open');
   const links = await o.page.evaluate(() => Array.from(document.querySelectorAll('#changes a'),
     (a) => ({ cls: a.className, href: a.href })));
   await o.close();
-  const changes = site.data.benchmarks[4].changes;
+  const changes = site.data.benchmarks[index].changes;
   for (const cls of ['diff', 'compare']) {
     const got = links.filter((l) => l.cls === cls);
     if (got.length !== changes.length)
@@ -438,7 +438,40 @@ async function scaleChecks(browser, work) {
   else console.log('ok   check "scale" fails on a broken page (hover picks the next point): ' + problems[0]);
 }
 
+// A site `runner history` wrote (node history_test.js --site DIR, from
+// tests/e2e/history_test.cpp): the checks that hold for any history, with
+// the change links of every benchmark that has change points, and a click
+// on the newest run, whose flamegraphs the site has.
+async function checkSite(dir) {
+  const site = { dir, file: path.join(dir, 'index.html'),
+    data: JSON.parse(fs.readFileSync(path.join(dir, 'history.json'), 'utf8')) };
+  const name = 'runner history site';
+  fg.report(name, 'embedding', checkEmbedding(null, site, site.file));
+  const why = fg.browserUnavailable();
+  if (why) {
+    fg.skip(name + ' in Chromium', why);
+    return;
+  }
+  const browser = await fg.launch();
+  try {
+    for (const check of ['renders', 'no network', 'overview', 'hover'])
+      fg.report(name, check, await kChecks[check](browser, site, site.file));
+    const changed = site.data.benchmarks.map((b, i) => i).filter((i) => site.data.benchmarks[i].changes.length > 0);
+    if (changed.length === 0) fg.fail(name + ': no benchmark has a change point');
+    for (const i of changed)
+      fg.report(name, 'change links of benchmark ' + i, await checkChangeLinks(browser, site, site.file, i));
+    const newest = site.data.runs.length - 1, report = site.data.runs[newest].report;
+    const got = await clickRun(browser, site.file, newest);
+    const want = report ? pathToFileURL(path.join(site.dir, report)).href : null;
+    fg.report(name, 'click', got.url === want ? [] : ['a click on the newest run leads to ' + got.url + ', want ' + want]);
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main() {
+  const at = process.argv.indexOf('--site');
+  if (at > 0) return checkSite(process.argv[at + 1]);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-history-page-'));
   try {
     const site = generate(path.join(work, 'small'), kRuns, kBenchmarks);

@@ -2,7 +2,7 @@
 // pushes to main is stored with the real `runner upload --store`, each run a
 // copy of a golden profile folder (tests/golden/folders/example, so that the
 // runs around a change have stacks to compare) with results/1.json written
-// for that run: three benchmarks with 2% run-to-run noise, one stepping up
+// for that run: three benchmarks with 1% run-to-run noise, one stepping up
 // 10% at run 40, one 3% at run 20, one flat. Checked: both steps are found
 // at their commits (±1 run) with intervals holding the true size, the flat
 // benchmark has none, the newest change is compared (a regression, with
@@ -26,6 +26,7 @@
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/github_job.hpp"
+#include "tests/support/perf_events.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -91,7 +92,7 @@ std::string write_run(const TempDir& dir, int run, std::mt19937_64& random) {
   fs::create_directories(folder + "/results");
   fs::copy(std::string(std::getenv("GOLDEN_DIR")) + "/folders/example", folder,
            fs::copy_options::recursive);
-  std::normal_distribution<double> noise(0, 0.02);
+  std::normal_distribution<double> noise(0, 0.01);
   std::vector<format::BenchmarkResult> results;
   for (const Benchmark& b : kBenchmarks) {
     double level = b.level_ns;
@@ -175,7 +176,7 @@ size_t run_index(const Json& history, int run) {
 
 void check_steps(const Json& h, const std::string& out_dir) {
   for (const Benchmark& b : kBenchmarks) {
-    CAPTURE(b.uri);
+    CAPTURE(std::string(b.uri));
     const Json* s = series_of(h, b.uri);
     REQUIRE(s != nullptr);
     CHECK((*s)["points"].size() == kRuns);
@@ -192,11 +193,36 @@ void check_steps(const Json& h, const std::string& out_dir) {
     CHECK(c["run"].get<size_t>() <= at + 1);
     CHECK(c["low"].get<double>() < b.step);
     CHECK(c["high"].get<double>() > b.step);
-    CHECK(c["verdict"] == "regression");
+    // The two runs around the step alone: a 10% step is a regression at
+    // the 1% threshold; a 3% one may be too close to the noise of single
+    // runs to say (inconclusive), never unchanged or faster.
+    if (b.step >= 0.10)
+      CHECK(c["verdict"] == "regression");
+    else
+      CHECK((c["verdict"] == "regression" || c["verdict"] == "inconclusive"));
     REQUIRE(c["diff"].is_string());
     CHECK(fs::is_regular_file(out_dir + "/" + c["diff"].get<std::string>()));
     CHECK(fs::is_regular_file(out_dir + "/" + c["compare"].get<std::string>()));
   }
+}
+
+// The page in headless Chromium (tests/browser/history_test.js --site):
+// it renders, without network, every benchmark in the overview, hover,
+// the change points' links to files that exist, a click to the newest
+// run's flamegraphs. Without node, Chromium or playwright-core the script
+// says SKIP and this part is skipped, saying why.
+void check_page_in_chromium(const std::string& out) {
+  auto page =
+      run_process({"node", std::getenv("HISTORY_BROWSER_TEST"), "--site", out},
+                  {}, "", 300);
+  INFO(page.out);
+  if (page.exit_code == 127 || page.out.find("SKIP ") != std::string::npos) {
+    RUNNER_SKIP_CASE(
+        "the page in Chromium: " +
+        (page.exit_code == 127 ? std::string("node not found") : page.out));
+  }
+  CHECK(page.exit_code == 0);
+  CHECK(page.out.find("all checks passed") != std::string::npos);
 }
 
 }  // namespace
@@ -246,12 +272,73 @@ TEST_CASE("runner history finds the steps of a stored history") {
     }
     CHECK(reported == 5);  // two pairs and the newest run
     CHECK_FALSE(history["runs"][kRuns - 1]["report"].is_null());
+    check_page_in_chromium(out);
     // The second reading: every record of a run from the cache.
     auto again = run_runner(
         {"history", "--store", kStore, "--out", out, "--compares", "0"}, env);
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(again.err.find("60 runs of 'main' (60 records from the cache, 2 "
                          "skipped)") != std::string::npos);
+  }
+}
+
+// Real runs of `runner exec` record each benchmark's CPU time per
+// iteration (runner.counters.json) in the store; `--metric cpu` makes them
+// the series, and `--metric instructions` those counts where a hardware
+// PMU counted them, else says that none of the runs has them.
+TEST_CASE("runner history --metric cpu: the CPU time the runs recorded") {
+  RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+  TempDir dir;
+  RUNNER_WITH_S3RVER(server, dir) {
+    for (int run = 0; run < 3; ++run) {
+      const std::string folder = dir.file("run" + std::to_string(run));
+      auto r = run_process(
+          runner_argv(
+              "exec", folder, dir.path(),
+              {"--name", "burn", "--warmup-time", "0", "--max-rounds", "3"},
+              {binary("CPU_BURNER_BIN"), "spin", "20", dir.file("o")}),
+          {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      auto up = run_runner({"upload", "--store", kStore, folder},
+                           job_env(*server, dir, commit_of(run)));
+      REQUIRE_MESSAGE(up.exit_code == 0, up.err);
+    }
+    const auto env = job_env(*server, dir, commit_of(3));
+    const std::vector<std::string> args = {
+        "history",  "--store", kStore,  "--compares", "0",
+        "--format", "json",    "--out", dir.file("h")};
+    auto args_with = [&](const char* metric) {
+      auto all = args;
+      all.insert(all.end(), {"--metric", metric});
+      return all;
+    };
+    auto cpu = run_runner(args_with("cpu"), env);
+    REQUIRE_MESSAGE(cpu.exit_code == 0, cpu.err);
+    auto wall = run_runner(args_with("wall"), env);
+    REQUIRE_MESSAGE(wall.exit_code == 0, wall.err);
+    const Json c = Json::parse(cpu.out), w = Json::parse(wall.out);
+    CHECK(c["metric"] == "cpu");
+    CHECK(c["unit"] == "ns");
+    REQUIRE(c["benchmarks"].size() == 1);
+    REQUIRE(c["benchmarks"][0]["points"].size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      const Json& p = c["benchmarks"][0]["points"][i];
+      const double wall_ns = w["benchmarks"][0]["points"][i]["value"];
+      CAPTURE(i);
+      // 20 ms of spinning per iteration: CPU time close to the wall time.
+      CHECK(p["value"].get<double>() > 0.5 * wall_ns);
+      CHECK(p["value"].get<double>() < 1.5 * wall_ns);
+      CHECK(p["low"].is_null());
+    }
+    auto instructions = run_runner(args_with("instructions"), env);
+    if (instructions.exit_code == 2) {
+      CHECK(instructions.err.find("none of the 3 runs of 'main' recorded "
+                                  "instructions per iteration") !=
+            std::string::npos);
+    } else {
+      REQUIRE_MESSAGE(instructions.exit_code == 0, instructions.err);
+      CHECK(Json::parse(instructions.out)["unit"] == "instructions");
+    }
   }
 }
 
