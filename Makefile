@@ -132,7 +132,7 @@ FUZZ_TARGETS := frame_decoder codec exec_config symbols_map unwind_data \
                 metadata timestamps perf_map jitdump pipedata report \
                 compare_report compare_results compare_markers \
                 store_documents unpack_archive \
-                store_listing upload_answer store_record run_counters
+                store_listing upload_answer store_record run_counters history
 fuzz: test-deps
 	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang CXX=clang++ meson setup \
 	  $(FUZZ_BUILD) --wrap-mode=nodownload -Dfuzz=true -Dtests=false \
@@ -220,7 +220,7 @@ format-check:
 # part, C sources included: clang-tidy's readability-function-size on the
 # build's compile_commands.json, one clang-tidy per CPU.
 SIZE_CHECKED := base fifo profiler symbols format perfdata report compare \
-                upload finalize agent integrations
+                history upload finalize agent integrations
 function-size: build test-deps
 	@files=$$(git ls-files $(addsuffix /*.cpp,$(SIZE_CHECKED)) \
 	                       $(addsuffix /*.c,$(SIZE_CHECKED))); \

@@ -33,8 +33,8 @@ format::StoreRecord record(int run, double wall, std::optional<double> cpu) {
 TEST_CASE("a series per benchmark in the metric the records have") {
   std::vector<format::StoreRecord> records;
   for (int run = 0; run < 4; ++run)
-    records.push_back(
-        record(run, 1000 + run, run == 1 ? std::nullopt : std::optional(500.0)));
+    records.push_back(record(run, 1000 + run,
+                             run == 1 ? std::nullopt : std::optional(500.0)));
   const auto wall = history::build_history(records, {});
   CHECK(wall.metric == "wall");
   CHECK(wall.runs.size() == 4);
@@ -43,8 +43,7 @@ TEST_CASE("a series per benchmark in the metric the records have") {
   REQUIRE(wall.series[0].points.size() == 4);
   CHECK(wall.series[0].points[2].value == 1002);
   CHECK(wall.series[0].points[2].low == doctest::Approx(1002 * 0.99));
-  const auto cpu =
-      history::build_history(records, {}, format::Metric::kCpu);
+  const auto cpu = history::build_history(records, {}, format::Metric::kCpu);
   CHECK(cpu.metric == "cpu");
   CHECK(cpu.runs.size() == 4);  // run 1 has no CPU time: no point
   REQUIRE(cpu.series[0].points.size() == 3);
