@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <set>
@@ -26,17 +24,11 @@ using history::History;
 // runs before it (the level it left).
 constexpr size_t kNoiseRuns = 10;
 
-// The output folder, created when missing: a directory of ours, not a
-// symlink.
+// The output folder, created when missing: a folder only we control
+// (base::prepare_private_directory), so that nobody plants a symlink among
+// the files and folders written there.
 base::Status prepare_out_dir(const std::string& dir) {
-  if (auto made = base::make_directories(dir); !made) return made.error();
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0)
-    return base::Error("cannot open " + dir + ": " + std::strerror(errno),
-                       errno);
-  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
-    return base::Error(dir + " is not a folder of this user");
-  return {};
+  return base::prepare_private_directory(dir);
 }
 
 // A change point's two runs: the last before the step, the first of it.

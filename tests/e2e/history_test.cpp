@@ -279,6 +279,17 @@ TEST_CASE("runner history finds the steps of a stored history") {
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(again.err.find("60 runs of 'main' (60 records from the cache, 2 "
                          "skipped)") != std::string::npos);
+    // An output folder someone else could write into is refused: a
+    // symlink to ours, or ours open to others with files in it.
+    fs::create_directory_symlink(out, dir.file("link"));
+    fs::permissions(out, fs::perms::all);
+    for (const std::string& bad : {dir.file("link"), out}) {
+      CAPTURE(bad);
+      auto refused = run_runner(
+          {"history", "--store", kStore, "--out", bad, "--compares", "0"}, env);
+      CHECK(refused.exit_code == 2);
+      CHECK(refused.err.find(bad) != std::string::npos);
+    }
   }
 }
 
