@@ -161,7 +161,7 @@ TEST_SUITE("e2e") {
     for (std::string line; std::getline(lines, line);)
       if (line.size() > 3 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
         commands.push_back(line.substr(2, line.find(' ', 2) - 2));
-    CHECK(commands.size() == 6);
+    CHECK(commands.size() == 7);
     for (const std::string& command : commands) {
       const size_t section = committed->find(".SS runner " + command + "\n");
       REQUIRE_MESSAGE(section != std::string::npos, command);
