@@ -106,6 +106,13 @@ std::string binary(const char* var) {
   return path;
 }
 
+ProcessResult run_runner(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env, int timeout_s) {
+  std::vector<std::string> argv{binary("RUNNER_BIN")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env, "", timeout_s);
+}
+
 nlohmann::json read_json_file(const std::string& path) {
   auto text = base::read_file(path);
   REQUIRE_MESSAGE(text.has_value(), "cannot read ", path);

@@ -37,6 +37,12 @@ std::vector<std::string> runner_argv(const std::string& subcommand,
 // test when unset).
 std::string binary(const char* var);
 
+// The runner ($RUNNER_BIN) with `args` and extra "K=V" environment entries,
+// as run_process runs it.
+ProcessResult run_runner(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env = {},
+                         int timeout_s = 180);
+
 nlohmann::json read_json_file(const std::string& path);
 nlohmann::json read_msgpack_file(const std::string& path);
 bool file_exists(const std::string& path);

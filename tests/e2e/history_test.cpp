@@ -117,13 +117,6 @@ std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
   return env;
 }
 
-ProcessResult run_runner(const std::vector<std::string>& args,
-                         const std::vector<std::string>& env) {
-  std::vector<std::string> argv{binary("RUNNER_BIN")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, env, "", 300);
-}
-
 // Two records under main's refs/ that must be skipped: a pull request's
 // run, and a file that is not a record.
 void plant_hostile_records(const S3rver& server, const TempDir& dir) {
@@ -234,7 +227,7 @@ TEST_CASE("runner history finds the steps of a stored history") {
     for (int run = 0; run < kRuns; ++run) {
       const std::string folder = write_run(dir, run, random);
       auto up = run_runner({"upload", "--store", kStore, folder},
-                           job_env(*server, dir, commit_of(run)));
+                           job_env(*server, dir, commit_of(run)), 300);
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
       fs::remove_all(folder);
     }
@@ -311,7 +304,7 @@ TEST_CASE("runner history --metric cpu: the CPU time the runs recorded") {
           {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
       REQUIRE_MESSAGE(r.exit_code == 0, r.err);
       auto up = run_runner({"upload", "--store", kStore, folder},
-                           job_env(*server, dir, commit_of(run)));
+                           job_env(*server, dir, commit_of(run)), 300);
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
     }
     const auto env = job_env(*server, dir, commit_of(3));

@@ -154,13 +154,6 @@ bool have_perf() {
   return run_process({"sh", "-c", "command -v perf"}).exit_code == 0;
 }
 
-ProcessResult run_runner(const std::vector<std::string>& args,
-                         const std::vector<std::string>& env) {
-  std::vector<std::string> argv{binary("RUNNER_BIN")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, env);
-}
-
 // The upload service: POST /upload answers with the PUT URL, PUT takes the
 // archive.
 ScriptedResponse codspeed(const RecordedRequest& r, const std::string& base) {

@@ -101,13 +101,6 @@ std::vector<std::string> github_env(const S3rver& server, const TempDir& dir,
   return env;
 }
 
-ProcessResult run_runner(const std::vector<std::string>& args,
-                         const std::vector<std::string>& env) {
-  std::vector<std::string> argv{binary("RUNNER_BIN")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, env);
-}
-
 // The objects s3rver holds under bucket/prefix (its data folder keeps one
 // <key>._S3rver_object file per object).
 std::vector<std::string> stored_keys(const std::string& data,
