@@ -108,14 +108,15 @@ base::Result<PairResult> compare_pair(FetchedRuns& fetched,
   options.out_dir = out_dir + "/" + result.folder;
   if (auto made = base::make_directories(options.out_dir); !made)
     return made.error();
-  options.history_medians_ns = noise_medians(runs, pair.before);
-  options.history_description = "the stored runs before the change";
+  // The stored runs' medians are wall times: the noise of wall time only.
+  if (metric == format::Metric::kWall) {
+    options.history_medians_ns = noise_medians(runs, pair.before);
+    options.history_description = "the stored runs before the change";
+  }
   options.format = compare::OutputFormat::kJson;
   // The smallest change reported as a change point counts here too.
   options.settings.threshold = threshold;
   options.settings.metric = metric;
-  // The stored noise is of wall time.
-  if (metric != format::Metric::kWall) options.history_medians_ns.clear();
   options.on_report = [&](const format::CompareReport& report) {
     for (const auto& b : report.benchmarks)
       result.by_uri[b.uri] = {std::string(format::verdict_name(b.verdict)),
