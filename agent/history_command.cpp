@@ -191,14 +191,24 @@ void add_reports(History& h, FetchedRuns& fetched,
   }
 }
 
-// history.json, history.md and index.html into the output folder.
-std::vector<std::string> write_outputs(const History& h,
-                                       const std::string& dir) {
+// The outputs of a history, each made once: written to the output folder
+// and printed from there.
+struct Outputs {
+  std::string json, markdown;
+};
+
+Outputs render(const History& h) {
   std::ostringstream markdown;
   history::write_markdown(h, markdown);
+  return {history::write_json(h), markdown.str()};
+}
+
+// history.json, history.md and index.html into the output folder.
+std::vector<std::string> write_outputs(const History& h, const Outputs& o,
+                                       const std::string& dir) {
   const std::pair<std::string, std::string> files[] = {
-      {"history.json", history::write_json(h)},
-      {"history.md", markdown.str()},
+      {"history.json", o.json},
+      {"history.md", o.markdown},
       {"index.html", history::write_page(h)}};
   std::vector<std::string> errors;
   for (const auto& [name, text] : files) {
@@ -209,16 +219,16 @@ std::vector<std::string> write_outputs(const History& h,
   return errors;
 }
 
-void print(const History& h, const HistoryOptions& options) {
+void print(const History& h, const Outputs& o, const HistoryOptions& options) {
   switch (options.format) {
     case history::OutputFormat::kText:
       history::write_text(h, std::cout);
       break;
     case history::OutputFormat::kMarkdown:
-      history::write_markdown(h, std::cout);
+      std::cout << o.markdown;
       break;
     case history::OutputFormat::kJson:
-      std::cout << history::write_json(h);
+      std::cout << o.json;
       break;
     case history::OutputFormat::kHtml:
       std::cout << options.out_dir << "/index.html\n";
@@ -285,10 +295,11 @@ int history_command(const HistoryOptions& options) {
   FetchedRuns fetched(*store, *runs);
   add_comparisons(h, fetched, *runs, options);
   add_reports(h, fetched, options);
-  const auto errors = write_outputs(h, options.out_dir);
+  const Outputs outputs = render(h);
+  const auto errors = write_outputs(h, outputs, options.out_dir);
   for (const auto& e : errors)
     std::fprintf(stderr, "runner history: %s\n", e.c_str());
-  print(h, options);
+  print(h, outputs, options);
   std::fprintf(stderr,
                "runner history: %zu runs of '%s' (%zu records from the "
                "cache, %zu skipped), %zu benchmarks, written to %s/\n",
