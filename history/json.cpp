@@ -1,4 +1,6 @@
 // history.json: written here only (docs/history.md describes it).
+#include "history/json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "history/history.hpp"
@@ -64,7 +66,9 @@ Json series_json(const Series& s, const History& h) {
 
 }  // namespace
 
-std::string write_json(const History& h) {
+namespace {
+
+Json document(const History& h) {
   Json j;
   j["version"] = 1;
   j["store"] = h.store;
@@ -80,7 +84,29 @@ std::string write_json(const History& h) {
   for (const Series& s : h.series) series.push_back(series_json(s, h));
   j["runs"] = std::move(runs);
   j["benchmarks"] = std::move(series);
-  return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return j;
+}
+
+}  // namespace
+
+std::string write_json(const History& h) {
+  return document(h).dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string write_embeddable_json(const History& h) {
+  // ASCII only: U+2028/U+2029 (and every other non-ASCII character) as
+  // \uXXXX escapes; then '<', which compact JSON holds only inside strings.
+  const std::string ascii =
+      document(h).dump(-1, ' ', true, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(ascii.size());
+  for (const char c : ascii) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  return out;
 }
 
 }  // namespace runner::history
