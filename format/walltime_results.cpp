@@ -202,9 +202,6 @@ base::Result<WalltimeResults> read_walltime_results(std::string_view text) {
   return out;
 }
 
-namespace {
-
-// The median of `values` (mean of the middle two); 0 when empty.
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
   const size_t mid = values.size() / 2;
@@ -214,8 +211,6 @@ double median_of(std::vector<double> values) {
   const double lower = *std::max_element(values.begin(), values.begin() + mid);
   return (lower + upper) / 2;
 }
-
-}  // namespace
 
 namespace {
 

@@ -68,10 +68,13 @@ struct WalltimeResults {
 std::vector<std::pair<std::string, double>> median_per_iteration_ns(
     std::span<const BenchmarkResult> results);
 
-// The same medians with, when they come from round arrays of at least
-// kMinRoundsForInterval rounds, the distribution-free 95% interval of the
-// median: the order statistics of ranks n/2 -+ 1.96 sqrt(n)/2 of the
-// per-iteration times.
+// The median of `values` (the mean of the middle two); 0 when empty.
+double median_of(std::vector<double> values);
+
+// The same medians as median_per_iteration_ns with, when they come from
+// round arrays of at least kMinRoundsForInterval rounds, the
+// distribution-free 95% interval of the median: the order statistics of
+// ranks n/2 -+ 1.96 sqrt(n)/2 of the per-iteration times.
 struct IterationMedian {
   std::string uri;
   double median_ns = 0;

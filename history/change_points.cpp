@@ -36,6 +36,8 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
+#include "format/format.hpp"
+
 namespace runner::history {
 namespace {
 
@@ -60,15 +62,6 @@ using Policy =
                      policies::evaluation_error<policies::ignore_error>>;
 using StudentsT = boost::math::students_t_distribution<double, Policy>;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  const double upper = v[mid];
-  if (v.size() % 2 == 1) return upper;
-  return (*std::max_element(v.begin(), v.begin() + mid) + upper) / 2;
-}
-
 // E[min(Z², c²)] for a standard normal Z: what the winsorized mean square
 // of normal noise of variance 1 comes to.
 double winsorized_square_mean(double c) {
@@ -82,7 +75,8 @@ double noise_sigma(const std::vector<double>& x) {
   if (x.size() < 2) return kMinSigma;
   std::vector<double> d(x.size() - 1);
   for (size_t i = 0; i + 1 < x.size(); ++i) d[i] = std::abs(x[i + 1] - x[i]);
-  const double robust = kMadToSigma * median_of(d) / std::numbers::sqrt2;
+  const double robust =
+      kMadToSigma * format::median_of(d) / std::numbers::sqrt2;
   double sum = 0;
   if (robust == 0) {  // most differences 0: the plain mean square
     for (double v : d) sum += v * v;
@@ -113,7 +107,7 @@ std::vector<double> local_sigma(const std::vector<double>& x, double sigma) {
     const auto from = d.begin() + window_start(i, kLocalNoise, d.size());
     const double scale =
         kMadToSigma / std::numbers::sqrt2 *
-        median_of({from, from + std::min(kLocalNoise, d.size())});
+        format::median_of({from, from + std::min(kLocalNoise, d.size())});
     local[i] = std::max(sigma, scale);
   }
   return local;
@@ -128,7 +122,7 @@ std::vector<double> without_outliers(const std::vector<double>& x,
   std::vector<bool> outlier(n);
   for (size_t i = 0; i < n; ++i) {
     const auto from = x.begin() + window_start(i, width, n);
-    const double center = median_of({from, from + std::min(width, n)});
+    const double center = format::median_of({from, from + std::min(width, n)});
     outlier[i] = std::abs(x[i] - center) > kOutlier * noise[i];
   }
   std::vector<double> y = x;
@@ -138,7 +132,7 @@ std::vector<double> without_outliers(const std::vector<double>& x,
     const size_t first = window_start(i, width, n);
     for (size_t j = first; j < first + std::min(width, n); ++j)
       if (!outlier[j]) kept.push_back(x[j]);
-    if (!kept.empty()) y[i] = median_of(kept);
+    if (!kept.empty()) y[i] = format::median_of(kept);
   }
   return y;
 }
@@ -259,8 +253,9 @@ Step describe(const std::vector<double>& y, size_t lo, size_t start,
   const size_t to = std::min(hi, start + kWindow);
   Step step;
   step.start = start;
-  step.before = std::exp(median_of({y.begin() + from, y.begin() + start}));
-  step.after = std::exp(median_of({y.begin() + start, y.begin() + to}));
+  step.before =
+      std::exp(format::median_of({y.begin() + from, y.begin() + start}));
+  step.after = std::exp(format::median_of({y.begin() + start, y.begin() + to}));
   step.change = step.after / step.before - 1;
   welch(mean_var(y, from, start), mean_var(y, start, to), step);
   return step;
@@ -313,7 +308,7 @@ std::vector<Step> detect(const std::vector<double>& values,
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::log(values[i]);
   const double sigma = noise_sigma(x);
   const std::vector<double> y = without_outliers(x, sigma);
-  const double center = median_of(y);
+  const double center = format::median_of(y);
   std::vector<double> z(y.size());
   for (size_t i = 0; i < z.size(); ++i) z[i] = (y[i] - center) / sigma;
   const double penalty = settings.penalty > 0
