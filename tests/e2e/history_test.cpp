@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,12 +24,11 @@
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
-#include "tests/support/github_job.hpp"
+#include "tests/e2e/store_support.hpp"
 #include "tests/support/perf_events.hpp"
 #include "tests/support/s3rver.hpp"
 #include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "upload/upload.hpp"
 
 using namespace runner::testing;
 namespace fs = std::filesystem;
@@ -105,48 +103,23 @@ std::string write_run(const TempDir& dir, int run, std::mt19937_64& random) {
   return folder;
 }
 
-std::vector<std::string> job_env(const S3rver& server, const TempDir& dir,
-                                 const std::string& commit) {
-  std::vector<std::string> env = server.environment();
-  for (std::string& e : github_job_env(false, "")) {
-    if (e.starts_with("GITHUB_SHA=")) e = "GITHUB_SHA=" + commit;
-    env.push_back(std::move(e));
-  }
-  env.push_back("XDG_CACHE_HOME=" + dir.file("cache"));
-  env.push_back("RUNNER_HTTP_RETRY_DELAY_MS=5");
-  return env;
-}
-
 // Two records under main's refs/ that must be skipped: a pull request's
 // run, and a file that is not a record.
 void plant_hostile_records(const S3rver& server, const TempDir& dir) {
-  runner::upload::Environment server_env;
-  for (const std::string& e : server.environment())
-    server_env[e.substr(0, e.find('='))] = e.substr(e.find('=') + 1);
-  auto config =
-      runner::upload::s3_config_from_environment(server_env, std::nullopt);
-  REQUIRE(config);
-  std::ostringstream log;
-  auto client = runner::upload::S3Client::create(std::move(*config), log);
-  REQUIRE(client);
-  format::StoreRecord r;
-  r.owner = "acme";
-  r.repository = "widgets";
-  r.branch = "main";
-  r.ref = "refs/pull/7/merge";
-  r.commit = std::string(40, 'e');
-  r.run_id = "29990101T000000000Z-00000000";
-  r.created_at = "2999-01-01T00:00:00.000Z";
-  r.event = "pull_request";
-  r.pull_request = 7;
-  r.archive_key = "ci/acme/widgets/runs/x/y.tar.zst";
-  r.benchmark_medians = {{kBenchmarks[2].uri, 1, {}, {}, {}, {}}};
-  const std::string refs = "ci/acme/widgets/refs/main/";
-  REQUIRE(client->put_text("bench", refs + r.run_id + ".json",
-                           format::write_store_record(r), "application/json"));
-  REQUIRE(client->put_text("bench", refs + "29990101T000000001Z-1.json",
-                           "not a record", "application/json"));
-  (void)dir;
+  auto client = store_client(server.endpoint());
+  fs::create_directories(dir.file("planted"));
+  const std::string key = plant_run(
+      client, dir.file("planted"), "29990101T000000000Z-00000000",
+      [](format::StoreRecord& r) {
+        r.ref = "refs/pull/7/merge";
+        r.commit = std::string(40, 'e');
+        r.event = "pull_request";
+        r.pull_request = 7;
+        r.benchmark_medians = {{kBenchmarks[2].uri, 1, {}, {}, {}, {}}};
+      });
+  REQUIRE(client.put_text(
+      "bench", key.substr(0, key.rfind('/') + 1) + "29990101T000000001Z-1.json",
+      "not a record", "application/json"));
 }
 
 std::string file_text(const std::string& path) {
@@ -226,14 +199,15 @@ TEST_CASE("runner history finds the steps of a stored history") {
     std::mt19937_64 random(2026);
     for (int run = 0; run < kRuns; ++run) {
       const std::string folder = write_run(dir, run, random);
-      auto up = run_runner({"upload", "--store", kStore, folder},
-                           job_env(*server, dir, commit_of(run)), 300);
+      auto up =
+          run_runner({"upload", "--store", kStore, folder},
+                     store_job_env(*server, dir, false, commit_of(run)), 300);
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
       fs::remove_all(folder);
     }
     plant_hostile_records(*server, dir);
     const std::string out = dir.file("history");
-    const auto env = job_env(*server, dir, commit_of(kRuns));
+    const auto env = store_job_env(*server, dir, false, commit_of(kRuns));
     auto h = run_runner({"history", "--store", kStore, "--branch", "main",
                          "--out", out, "--format", "json"},
                         env);
@@ -303,11 +277,12 @@ TEST_CASE("runner history --metric cpu: the CPU time the runs recorded") {
               {binary("CPU_BURNER_BIN"), "spin", "20", dir.file("o")}),
           {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
       REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-      auto up = run_runner({"upload", "--store", kStore, folder},
-                           job_env(*server, dir, commit_of(run)), 300);
+      auto up =
+          run_runner({"upload", "--store", kStore, folder},
+                     store_job_env(*server, dir, false, commit_of(run)), 300);
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
     }
-    const auto env = job_env(*server, dir, commit_of(3));
+    const auto env = store_job_env(*server, dir, false, commit_of(3));
     const std::vector<std::string> args = {
         "history",  "--store", kStore,  "--compares", "0",
         "--format", "json",    "--out", dir.file("h")};
@@ -349,7 +324,7 @@ TEST_CASE("runner history --metric cpu: the CPU time the runs recorded") {
 TEST_CASE("runner history refuses what it cannot read") {
   TempDir dir;
   RUNNER_WITH_S3RVER(server, dir) {
-    const auto env = job_env(*server, dir, commit_of(0));
+    const auto env = store_job_env(*server, dir, false, commit_of(0));
     auto empty =
         run_runner({"history", "--store", kStore, "--out", dir.file("h")}, env);
     CHECK(empty.exit_code == 2);

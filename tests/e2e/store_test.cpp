@@ -33,6 +33,7 @@
 #include "base/fs.hpp"
 #include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
+#include "tests/e2e/store_support.hpp"
 #include "tests/support/fake_s3.hpp"
 #include "tests/support/github_job.hpp"
 #include "tests/support/s3rver.hpp"
@@ -87,18 +88,6 @@ void write_blob(const std::string& folder, size_t bytes) {
     std::memcpy(&data[i], &v, 8);
   }
   REQUIRE(runner::base::write_file_atomic(folder + "/blob.bin", data));
-}
-
-// A GitHub Actions job of acme/widgets (tests/support/github_job.hpp)
-// with the store's settings.
-std::vector<std::string> github_env(const S3rver& server, const TempDir& dir,
-                                    bool pull_request) {
-  std::vector<std::string> env = server.environment();
-  for (std::string& e : github_job_env(pull_request, ""))
-    env.push_back(std::move(e));
-  env.push_back("XDG_CACHE_HOME=" + dir.file("cache"));
-  env.push_back("RUNNER_HTTP_RETRY_DELAY_MS=5");
-  return env;
 }
 
 // The objects s3rver holds under bucket/prefix (its data folder keeps one
@@ -182,55 +171,9 @@ std::vector<std::string> with(std::vector<std::string> env,
 std::vector<std::string> fork_main_env(const S3rver& server,
                                        const TempDir& dir) {
   return with(
-      github_env(server, dir, true),
+      store_job_env(server, dir, true),
       {"GITHUB_HEAD_REF=main", "GITHUB_REF=refs/pull/66/merge",
        "GITHUB_REF_NAME=66/merge", "GITHUB_SHA=" + std::string(40, 'c')});
-}
-
-// A client of the store at `endpoint` with s3rver's keys.
-upload::S3Client store_client(const std::string& endpoint) {
-  auto config = upload::s3_config_from_environment(
-      {{"AWS_ACCESS_KEY_ID", "S3RVER"}, {"AWS_SECRET_ACCESS_KEY", "S3RVER"}},
-      endpoint);
-  REQUIRE(config);
-  config->retry.base_delay = std::chrono::milliseconds(5);
-  auto client = upload::S3Client::create(std::move(*config), std::cerr);
-  REQUIRE(client);
-  return std::move(*client);
-}
-
-// `folder` packed as the store packs it, and the record of a push to main
-// naming it (run id `id`), as an attacker with write access to the store
-// could put them; `change` edits the record. Returns the record's key.
-std::string plant_run(
-    upload::S3Client& client, const std::string& folder, const std::string& id,
-    const std::function<void(format::StoreRecord&)>& change =
-        [](format::StoreRecord&) {}) {
-  auto archive = upload::pack_folder(folder, upload::ArchiveCompression::kZstd);
-  REQUIRE(archive);
-  auto digest = upload::digest_fd(archive->fd.get());
-  REQUIRE(digest);
-  format::StoreRecord r;
-  r.owner = "acme";
-  r.repository = "widgets";
-  r.branch = "main";
-  r.ref = "refs/heads/main";
-  r.commit = std::string(40, 'd');
-  r.run_id = id;
-  r.created_at = "2099-01-01T00:00:00.000Z";
-  r.event = "push";
-  r.archive_key = "ci/acme/widgets/runs/" + r.commit + "/" + id + ".tar.zst";
-  r.archive_bytes = archive->size;
-  r.archive_sha256 = digest->sha256_hex;
-  r.folder_bytes = archive->folder_bytes;
-  r.runner_version = "planted";
-  change(r);
-  REQUIRE(client.put_object("bench", r.archive_key, archive->fd.get(),
-                            archive->size, "application/zstd"));
-  const std::string key = "ci/acme/widgets/refs/main/" + id + ".json";
-  REQUIRE(client.put_text("bench", key, format::write_store_record(r),
-                          "application/json"));
-  return key;
 }
 
 // The verdict of the single benchmark in out/compare.json.
@@ -263,7 +206,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("base"), 1000);
       write_folder(dir.file("head"), 1200);
       auto up = run_runner({"upload", "--store", kStore, dir.file("base")},
-                           github_env(*server, dir, false));
+                           store_job_env(*server, dir, false));
       INFO(up.err);
       REQUIRE(up.exit_code == 0);
       CHECK(up.err.find("stored in s3://bench/ci/acme/widgets/runs/aaaa") !=
@@ -284,7 +227,7 @@ TEST_SUITE("e2e") {
 
       auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
                              "--out", dir.file("out"), "--format", "json"},
-                            github_env(*server, dir, true));
+                            store_job_env(*server, dir, true));
       INFO(cmp.out, cmp.err);
       CHECK(cmp.exit_code == 1);  // +20%: a regression
       auto report =
@@ -309,8 +252,8 @@ TEST_SUITE("e2e") {
   TEST_CASE("the base branch's stored runs give the between-run noise") {
     TempDir dir;
     RUNNER_WITH_S3RVER(server, dir) {
-      const auto push = github_env(*server, dir, false);
-      const auto pr = github_env(*server, dir, true);
+      const auto push = store_job_env(*server, dir, false);
+      const auto pr = store_job_env(*server, dir, true);
       write_folder(dir.file("head"), 1080);
       const std::vector<double> mains{1100, 950, 1050, 1150, 1000};
       for (size_t i = 0; i < mains.size(); ++i) {
@@ -439,7 +382,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("head"), 1000);
       auto cmp = run_runner({"compare", "--store", kStore, "--base",
                              "release/1", dir.file("head")},
-                            github_env(*server, dir, true));
+                            store_job_env(*server, dir, true));
       CHECK(cmp.exit_code == 2);
       CHECK(cmp.err.find("no run of branch 'release/1' in "
                          "s3://bench/ci/acme/widgets/refs/release~2F1/") !=
@@ -454,14 +397,14 @@ TEST_SUITE("e2e") {
       write_blob(dir.file("base"), 12u << 20);
       auto up = run_runner({"upload", "--store", kStore,
                             "--multipart-threshold", "5M", dir.file("base")},
-                           github_env(*server, dir, false));
+                           store_job_env(*server, dir, false));
       INFO(up.err);
       REQUIRE(up.exit_code == 0);
       CHECK(up.err.find("part 3 of 3 sent") != std::string::npos);
       write_folder(dir.file("head"), 1000);
       auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
                              "--out", dir.file("out")},
-                            github_env(*server, dir, true));
+                            store_job_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 0);
       const auto records = stored_keys(dir.file("s3"), "ci/acme/widgets/refs/");
@@ -479,7 +422,7 @@ TEST_SUITE("e2e") {
     RUNNER_WITH_S3RVER(server, dir) {
       write_folder(dir.file("one"), 1000);
       write_folder(dir.file("two"), 1000);
-      const auto env = github_env(*server, dir, false);
+      const auto env = store_job_env(*server, dir, false);
       ProcessResult results[2];
       std::thread other([&] {
         results[1] =
@@ -505,7 +448,7 @@ TEST_SUITE("e2e") {
       auto [code, err] = runner_watched(
           {"upload", "--store", kStore, "--multipart-threshold", "5M",
            dir.file("base")},
-          github_env(*server, dir, false), [&](const std::string& line) {
+          store_job_env(*server, dir, false), [&](const std::string& line) {
             if (!killed && line.find(": part 1 of ") != std::string::npos) {
               server->kill();
               killed = true;
@@ -529,7 +472,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("fork"), 5000);
       write_folder(dir.file("head"), 4000);
       auto up = run_runner({"upload", "--store", kStore, dir.file("main")},
-                           github_env(*server, dir, false));
+                           store_job_env(*server, dir, false));
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
       auto fork = run_runner({"upload", "--store", kStore, dir.file("fork")},
                              fork_main_env(*server, dir));
@@ -541,7 +484,7 @@ TEST_SUITE("e2e") {
       auto cmp = run_runner(
           {"compare", "--store", kStore, "--base", "main", dir.file("head"),
            "--out", dir.file("out"), "--format", "json"},
-          github_env(*server, dir, true));
+          store_job_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 1);
       CHECK(verdict_in(dir.file("out")) == format::Verdict::kRegression);
@@ -561,7 +504,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("main"), 1000);
       write_folder(dir.file("fork"), 5000);
       auto up = run_runner({"upload", "--store", kStore, dir.file("main")},
-                           github_env(*server, dir, false));
+                           store_job_env(*server, dir, false));
       REQUIRE_MESSAGE(up.exit_code == 0, up.err);
       upload::S3Client client = store_client(server->endpoint());
       plant_run(client, dir.file("fork"), "20990101T000000000Z-00000001",
@@ -575,7 +518,7 @@ TEST_SUITE("e2e") {
           "{\"version\": 1, \"owner\": ", "application/json"));
       auto cmp = run_runner({"compare", "--store", kStore, dir.file("main"),
                              "--out", dir.file("out"), "--format", "json"},
-                            github_env(*server, dir, true));
+                            store_job_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 0);
       CHECK(verdict_in(dir.file("out")) == format::Verdict::kUnchanged);
@@ -654,7 +597,7 @@ TEST_SUITE("e2e") {
                                     dir.file("head"),
                                     "--out",
                                     dir.file("out")};
-      auto cmp = run_process(argv, github_env(*server, dir, true));
+      auto cmp = run_process(argv, store_job_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 2);
       CHECK(has(cmp.err, "runner compare: s3://bench/ci/acme/widgets/runs/"));
@@ -677,7 +620,7 @@ TEST_SUITE("e2e") {
       write_folder(dir.file("head"), 1000);
       auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
                              "--out", dir.file("out")},
-                            github_env(*server, dir, true));
+                            store_job_env(*server, dir, true));
       INFO(cmp.err);
       CHECK(cmp.exit_code == 2);
       CHECK(has(cmp.err,
@@ -696,7 +639,7 @@ TEST_SUITE("e2e") {
       fs::create_directories(cache);
       REQUIRE(::chmod(cache.c_str(), 0755) == 0);
       write_folder(dir.file("head"), 1000);
-      std::vector<std::string> env = github_env(*server, dir, true);
+      std::vector<std::string> env = store_job_env(*server, dir, true);
       env.push_back("RUNNER_STORE_CACHE_MAX_MB=1");
       std::vector<std::string> ids;
       for (int i = 0; i < 2; ++i) {
@@ -704,7 +647,7 @@ TEST_SUITE("e2e") {
         write_folder(folder, 1000);
         write_blob(folder, 700u << 10);
         auto up = run_runner({"upload", "--store", kStore, folder},
-                             github_env(*server, dir, false));
+                             store_job_env(*server, dir, false));
         REQUIRE_MESSAGE(up.exit_code == 0, up.err);
         auto cmp = run_runner({"compare", "--store", kStore, dir.file("head"),
                                "--out", dir.file("out")},
