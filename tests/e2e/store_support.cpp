@@ -10,12 +10,13 @@
 
 namespace runner::testing {
 
-std::vector<std::string> store_job_env(const S3rver& server,
-                                       const TempDir& dir, bool pull_request,
+std::vector<std::string> store_job_env(const S3rver& server, const TempDir& dir,
+                                       bool pull_request,
                                        const std::string& commit) {
   std::vector<std::string> env = server.environment();
   for (std::string& e : github_job_env(pull_request, "")) {
-    if (!commit.empty() && e.starts_with("GITHUB_SHA=")) e = "GITHUB_SHA=" + commit;
+    if (!commit.empty() && e.starts_with("GITHUB_SHA="))
+      e = "GITHUB_SHA=" + commit;
     env.push_back(std::move(e));
   }
   env.push_back("XDG_CACHE_HOME=" + dir.file("cache"));
@@ -34,9 +35,9 @@ upload::S3Client store_client(const std::string& endpoint) {
   return std::move(*client);
 }
 
-std::string plant_run(
-    upload::S3Client& client, const std::string& folder, const std::string& id,
-    const std::function<void(format::StoreRecord&)>& change) {
+std::string plant_run(upload::S3Client& client, const std::string& folder,
+                      const std::string& id,
+                      const std::function<void(format::StoreRecord&)>& change) {
   auto archive = upload::pack_folder(folder, upload::ArchiveCompression::kZstd);
   REQUIRE(archive);
   auto digest = upload::digest_fd(archive->fd.get());

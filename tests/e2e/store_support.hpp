@@ -17,8 +17,8 @@ namespace runner::testing {
 // A GitHub Actions job of acme/widgets (tests/support/github_job.hpp)
 // with the store's settings: s3rver's endpoint and keys, the caches under
 // dir, HTTP retries 5 ms apart; `commit` (when given) as its GITHUB_SHA.
-std::vector<std::string> store_job_env(const S3rver& server,
-                                       const TempDir& dir, bool pull_request,
+std::vector<std::string> store_job_env(const S3rver& server, const TempDir& dir,
+                                       bool pull_request,
                                        const std::string& commit = "");
 
 // A client of the store at `endpoint` with s3rver's keys.
