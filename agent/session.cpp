@@ -75,19 +75,24 @@ void print_compression(const profiler::SamplerStats& stats) {
                out > 0 ? in / out : 0.0);
 }
 
-// DWARF mode: what of the stack copies was blanked so that neither argv
-// nor the environment reaches the folder.
+// DWARF mode: how much of the stack copies was written (cut to the
+// program's stack) and what reached the initial stack area, which is never
+// written, so that neither argv nor the environment reaches the folder.
 void print_blanking(const profiler::SamplerStats& stats,
                     const profiler::SamplerOptions& options) {
   if (options.call_graph != profiler::CallGraphMode::kDwarf) return;
   const profiler::BlankingStats& b = stats.blanking;
+  const double kib = 1024.0;
   std::fprintf(stderr,
-               "runner: stack copies: %" PRIu64 " of %" PRIu64
+               "runner: stack copies: %.1f KiB written of %.1f KiB asked for "
+               "(cut to the stack used); %" PRIu64 " of %" PRIu64
                " samples reached the initial stack (argv, environment), "
-               "%.1f KiB blanked; %" PRIu64
-               " blanked whole (process not readable)\n",
+               "%.1f KiB left out; %" PRIu64
+               " without a stack (process not readable)\n",
+               static_cast<double>(b.kept_bytes) / kib,
+               static_cast<double>(b.kept_bytes + b.cut_bytes) / kib,
                b.samples_blanked, stats.samples,
-               static_cast<double>(b.bytes_blanked) / 1024.0, b.stacks_dropped);
+               static_cast<double>(b.bytes_blanked) / kib, b.stacks_dropped);
   if (b.samples_dropped > 0) {
     RUNNER_LOG(kLog, kWarning)
         << b.samples_dropped

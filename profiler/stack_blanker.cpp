@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "format/format.hpp"
 
@@ -152,6 +153,22 @@ std::span<const uint8_t> StackBlanker::contiguous(
   return scratch_;
 }
 
+namespace {
+
+// The bytes a copy of `used` valid bytes keeps: whole words, as the kernel
+// writes the copy (so that the fields after it stay aligned).
+uint64_t words_for(uint64_t used) { return (used + 7) & ~uint64_t{7}; }
+
+// The record's header word with a new size.
+uint64_t header_word(perf_event_header header, uint64_t size) {
+  header.size = static_cast<uint16_t>(size);
+  uint64_t word = 0;
+  std::memcpy(&word, &header, sizeof(word));
+  return word;
+}
+
+}  // namespace
+
 void StackBlanker::rewrite(const perf_event_header& header,
                            const RingBuffer::RecordBytes& bytes,
                            RecordPieces& out) {
@@ -170,35 +187,52 @@ void StackBlanker::rewrite(const perf_event_header& header,
     out.add(bytes, 0, header.size);
     return;
   }
-  // Offset in the copy from which it is zeroed.
-  uint64_t blank_from = 0;
   const auto start =
       stacks_.start_at(static_cast<pid_t>(stack.pid), stack.time);
-  if (start && stack.sp && *stack.sp < *start)
+  const bool known = start && stack.sp;
+  // Offset in the copy from which it is zeroed.
+  uint64_t blank_from = 0;
+  if (known && *stack.sp < *start)
     blank_from = std::min(stack.size, *start - *stack.sp);
-  const uint64_t cut = std::min(blank_from, stack.dyn_size);
-  if (cut >= stack.size) {
+  // The copy is written cut to the program's stack: up to dyn_size and
+  // below the initial area; not at all when the area is unknown (a sample
+  // without a stack).
+  const uint64_t valid = known ? std::min(blank_from, stack.dyn_size) : 0;
+  const uint64_t kept = std::min(stack.size, words_for(valid));
+  stats_.copied_bytes += stack.dyn_size;
+  stats_.kept_bytes += kept;
+  stats_.cut_bytes += stack.size - kept;
+  if (valid >= stack.size) {
     out.add(bytes, 0, header.size);
     return;
   }
-  const bool dropped = !start || !stack.sp;
-  if (dropped) {
+  if (!known) {
     ++stats_.stacks_dropped;
   } else if (blank_from < stack.dyn_size) {
     ++stats_.samples_blanked;
     stats_.bytes_blanked += stack.dyn_size - blank_from;
   }
-  stats_.stale_bytes += stack.size - stack.dyn_size;
-  const size_t data_at = sizeof(header) + stack.offset;
-  const size_t data_end = data_at + stack.size;
-  out.add(bytes, 0, data_at + cut);
-  out.add_zeros(stack.size - cut);
-  if (dropped) {
-    out.add_word(0);  // dyn_size: no valid byte
-    out.add(bytes, data_end + 8, header.size - data_end - 8);
-  } else {
-    out.add(bytes, data_end, header.size - data_end);
+  write_cut(header, bytes, stack, valid, kept, out);
+}
+
+void StackBlanker::write_cut(const perf_event_header& header,
+                             const RingBuffer::RecordBytes& bytes,
+                             const format::perf::UserStackLocation& stack,
+                             uint64_t valid, uint64_t kept, RecordPieces& out) {
+  const size_t size_at = sizeof(header) + stack.offset - sizeof(uint64_t);
+  const size_t data_end = sizeof(header) + stack.offset + stack.size;
+  // Without a copy there is no dyn_size word either (as the kernel writes a
+  // sample it took no stack for).
+  const uint64_t left_out = stack.size - kept + (kept == 0 ? 8 : 0);
+  out.add_word(header_word(header, header.size - left_out));
+  out.add(bytes, sizeof(header), size_at - sizeof(header));
+  out.add_word(kept);
+  if (kept > 0) {
+    out.add(bytes, size_at + sizeof(uint64_t), valid);
+    out.add_zeros(kept - valid);
+    out.add_word(valid);  // dyn_size: the bytes of the program's stack
   }
+  out.add(bytes, data_end + 8, header.size - data_end - 8);
 }
 
 }  // namespace runner::profiler
