@@ -152,6 +152,22 @@ void add_sampling_options(CLI::App& app, RunOptions& run) {
                     "Ring buffer per CPU, a power-of-two number of pages, "
                     "e.g. 8M, 512K (default: ~0.5 s of samples, 4M for 997 "
                     "Hz and dwarf,8192)");
+  add_parsed_option(
+      app, "--drain-threads", run.sampler.drain_threads,
+      [](const std::string& text) -> base::Result<uint32_t> {
+        RUNNER_ASSIGN_OR_RETURN(uint64_t n,
+                                format::parse_count(text, "drain thread count"),
+                                "--drain-threads");
+        if (n == 0 || n > profiler::kMaxDrainThreads)
+          return base::Error("--drain-threads: " + std::string(text) +
+                             " is not between 1 and " +
+                             std::to_string(profiler::kMaxDrainThreads));
+        return static_cast<uint32_t>(n);
+      },
+      "N",
+      "Threads that drain the ring buffers, each a group of CPUs (default: "
+      "one per 64,000 samples a second of every CPU busy, at most one per "
+      "two CPUs)");
   app.add_flag("--compress{1}", run.sampler.compress_level,
                "Write perf.pipedata's kernel records zstd-compressed, as perf "
                "record -z does: --compress=LEVEL, 1..19 (bare --compress: 1); "

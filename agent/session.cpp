@@ -100,6 +100,32 @@ void print_blanking(const profiler::SamplerStats& stats,
   }
 }
 
+// "cpu 3 4.1%, cpu 5 0.2%": the share of each CPU's samples the kernel
+// lost, for the CPUs that lost any (most first, at most kShown of them).
+std::string lost_by_cpu(const profiler::SamplerStats& stats) {
+  constexpr size_t kShown = 8;
+  std::vector<profiler::CpuSamples> lossy;
+  for (const profiler::CpuSamples& cpu : stats.per_cpu)
+    if (cpu.lost_samples > 0) lossy.push_back(cpu);
+  auto share = [](const profiler::CpuSamples& cpu) {
+    return static_cast<double>(cpu.lost_samples) /
+           static_cast<double>(cpu.lost_samples + cpu.samples);
+  };
+  std::stable_sort(
+      lossy.begin(), lossy.end(),
+      [&](const auto& a, const auto& b) { return share(a) > share(b); });
+  std::string out;
+  for (size_t i = 0; i < lossy.size() && i < kShown; ++i) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%scpu %d %.1f%%", i > 0 ? ", " : "",
+                  lossy[i].cpu, 100.0 * share(lossy[i]));
+    out += text;
+  }
+  if (lossy.size() > kShown)
+    out += ", " + std::to_string(lossy.size() - kShown) + " more CPUs";
+  return out.empty() ? "no CPU named" : "lost " + out;
+}
+
 void print_sampler_summary(const profiler::SamplerStats& stats,
                            const profiler::SamplerOptions& options) {
   std::string mode = options.call_graph == profiler::CallGraphMode::kDwarf
@@ -116,7 +142,8 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
   if (stats.lost_samples > 0 || stats.lost_records > 0) {
     RUNNER_LOG(kLog, kWarning)
         << stats.lost_samples << " samples were lost in " << stats.lost_records
-        << " PERF_RECORD_LOST records: raise --mmap-size or lower --freq";
+        << " PERF_RECORD_LOST records (" << lost_by_cpu(stats)
+        << "): raise --mmap-size or lower --freq";
   }
   if (stats.write_failed) {
     RUNNER_LOG(kLog, kError)
@@ -132,10 +159,11 @@ void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns,
   std::fprintf(
       stderr,
       "runner: its own CPU while sampling: %.1f ms, %.2f%% of one "
-      "core over %.2f s (drain thread %.1f ms, nice %d)\n",
+      "core over %.2f s (%u drain thread%s %.1f ms, nice %d)\n",
       static_cast<double>(cpu_ns) / 1e6,
       100.0 * static_cast<double>(cpu_ns) / static_cast<double>(wall_ns),
-      static_cast<double>(wall_ns) / 1e9,
+      static_cast<double>(wall_ns) / 1e9, stats.drain_threads,
+      stats.drain_threads == 1 ? "" : "s",
       static_cast<double>(stats.drain_cpu_ns) / 1e6, stats.drain_nice);
 }
 

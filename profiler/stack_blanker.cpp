@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "format/format.hpp"
 
@@ -73,9 +74,24 @@ void StackBlanker::begin_pass() {
 }
 
 void StackBlanker::learn() {
-  if (!active_) return;
-  stacks_.learn();
-  stats_.area_lookups = stacks_.lookups();
+  if (active_) stacks_.learn();
+}
+
+BlankingStats StackBlanker::stats() const {
+  BlankingStats out = own_.stats;
+  out.area_lookups = stacks_.lookups();
+  return out;
+}
+
+void BlankingStats::add(const BlankingStats& other) {
+  samples_blanked += other.samples_blanked;
+  bytes_blanked += other.bytes_blanked;
+  stacks_dropped += other.stacks_dropped;
+  samples_dropped += other.samples_dropped;
+  copied_bytes += other.copied_bytes;
+  kept_bytes += other.kept_bytes;
+  cut_bytes += other.cut_bytes;
+  thread_blocks += other.thread_blocks;
 }
 
 void StackBlanker::resolve() {
@@ -146,11 +162,12 @@ void StackBlanker::scan_side_band(const perf_event_header& header,
 }
 
 std::span<const uint8_t> StackBlanker::contiguous(
-    const RingBuffer::RecordBytes& bytes, size_t size) {
+    const RingBuffer::RecordBytes& bytes, size_t size,
+    std::vector<uint8_t>& scratch) {
   if (bytes.second.empty()) return bytes.first;
-  scratch_.resize(size);
-  bytes.read(0, scratch_.data(), size);
-  return scratch_;
+  scratch.resize(size);
+  bytes.read(0, scratch.data(), size);
+  return scratch;
 }
 
 namespace {
@@ -158,6 +175,33 @@ namespace {
 // The bytes a copy of `used` valid bytes keeps: whole words, as the kernel
 // writes the copy (so that the fields after it stay aligned).
 uint64_t words_for(uint64_t used) { return (used + 7) & ~uint64_t{7}; }
+
+// x86-64 glibc puts a thread's control block (struct pthread) at the top
+// of the stack it allocates for the thread, above the thread's static TLS
+// and frames. The block holds the stack protector's canary and the pointer
+// guard (both taken from the process's AT_RANDOM bytes) and pointers into
+// the process. It begins with tcbhead_t: `tcb` and `self` (at +0 and +16)
+// both hold the block's own address, which is 64-byte aligned, and the
+// canary (at +0x28) has a zero low byte. Returns the block's offset in
+// `copy` (which starts at `sp`), if the copy reaches one.
+constexpr uint64_t kTcbAlign = 64, kTcbSelfAt = 16, kTcbCanaryAt = 0x28;
+
+std::optional<uint64_t> thread_block_at(std::span<const uint8_t> copy,
+                                        uint64_t sp) {
+  auto word = [&](uint64_t at) {
+    uint64_t value = 0;
+    std::memcpy(&value, copy.data() + at, sizeof(value));
+    return value;
+  };
+  uint64_t at = (kTcbAlign - sp % kTcbAlign) % kTcbAlign;
+  for (; at + kTcbCanaryAt + 8 <= copy.size(); at += kTcbAlign) {
+    const uint64_t address = sp + at;
+    if (word(at) == address && word(at + kTcbSelfAt) == address &&
+        (word(at + kTcbCanaryAt) & 0xff) == 0)
+      return at;
+  }
+  return std::nullopt;
+}
 
 // The record's header word with a new size.
 uint64_t header_word(perf_event_header header, uint64_t size) {
@@ -171,16 +215,18 @@ uint64_t header_word(perf_event_header header, uint64_t size) {
 
 void StackBlanker::rewrite(const perf_event_header& header,
                            const RingBuffer::RecordBytes& bytes,
-                           RecordPieces& out) {
+                           RecordPieces& out, RewriteState& state) const {
   if (!active_ || header.type != PERF_RECORD_SAMPLE) {
     out.add(bytes, 0, header.size);
     return;
   }
-  const auto body = contiguous(bytes, header.size).subspan(sizeof(header));
+  const auto body =
+      contiguous(bytes, header.size, state.scratch).subspan(sizeof(header));
+  BlankingStats& stats = state.stats;
   format::perf::UserStackLocation stack;
   if (!layout_.locate(body, &stack)) {
     // Where its copy lies is unknown: it cannot be written safely.
-    ++stats_.samples_dropped;
+    ++stats.samples_dropped;
     return;
   }
   if (stack.size == 0) {
@@ -189,30 +235,41 @@ void StackBlanker::rewrite(const perf_event_header& header,
   }
   const auto start =
       stacks_.start_at(static_cast<pid_t>(stack.pid), stack.time);
+  // The copy is written cut to the program's stack; not at all when the
+  // area is unknown (a sample without a stack).
   const bool known = start && stack.sp;
-  // Offset in the copy from which it is zeroed.
-  uint64_t blank_from = 0;
-  if (known && *stack.sp < *start)
-    blank_from = std::min(stack.size, *start - *stack.sp);
-  // The copy is written cut to the program's stack: up to dyn_size and
-  // below the initial area; not at all when the area is unknown (a sample
-  // without a stack).
-  const uint64_t valid = known ? std::min(blank_from, stack.dyn_size) : 0;
+  const uint64_t valid = known ? program_stack(body, stack, *start, stats) : 0;
   const uint64_t kept = std::min(stack.size, words_for(valid));
-  stats_.copied_bytes += stack.dyn_size;
-  stats_.kept_bytes += kept;
-  stats_.cut_bytes += stack.size - kept;
+  stats.copied_bytes += stack.dyn_size;
+  stats.kept_bytes += kept;
+  stats.cut_bytes += stack.size - kept;
   if (valid >= stack.size) {
     out.add(bytes, 0, header.size);
     return;
   }
-  if (!known) {
-    ++stats_.stacks_dropped;
-  } else if (blank_from < stack.dyn_size) {
-    ++stats_.samples_blanked;
-    stats_.bytes_blanked += stack.dyn_size - blank_from;
-  }
+  if (!known) ++stats.stacks_dropped;
   write_cut(header, bytes, stack, valid, kept, out);
+}
+
+uint64_t StackBlanker::program_stack(
+    std::span<const uint8_t> body, const format::perf::UserStackLocation& stack,
+    uint64_t start, BlankingStats& stats) {
+  const uint64_t sp = *stack.sp;
+  uint64_t end = sp < start ? std::min(stack.dyn_size, start - sp) : 0;
+  if (end < stack.dyn_size) {
+    ++stats.samples_blanked;
+    stats.bytes_blanked += stack.dyn_size - end;
+  }
+  // A thread's copy ends at its control block (a process's first thread
+  // has its block elsewhere).
+  if (stack.tid != stack.pid) {
+    if (const auto block =
+            thread_block_at(body.subspan(stack.offset, end), sp)) {
+      end = *block;
+      ++stats.thread_blocks;
+    }
+  }
+  return end;
 }
 
 void StackBlanker::write_cut(const perf_event_header& header,

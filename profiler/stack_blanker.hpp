@@ -21,6 +21,14 @@
 // a sample's process cannot be learned, the copy is not written (size 0: a
 // sample without a stack, which keeps its place, time and leaf).
 //
+// A thread other than a process's first has no initial area; glibc puts
+// its control block at the top of its stack instead, above its frames and
+// static TLS, holding the stack protector's canary and the pointer guard
+// (from AT_RANDOM). A thread's copy ends where that block begins, found by
+// its layout (its own address at +0 and +16), so neither is written, nor
+// what lies past the thread's stack (the kernel's copy runs on into the
+// next mapping).
+//
 // The ring buffer's data pages cannot be written by user space (a write
 // raises SIGBUS), so records are not changed in place: a rewritten record
 // is written as pieces, its bytes before the copy and after it straight
@@ -75,7 +83,11 @@ struct BlankingStats {
   // (the program's stack in whole words) and those left out (the rest of
   // the size asked for).
   uint64_t copied_bytes = 0, kept_bytes = 0, cut_bytes = 0;
+  // Copies of a thread cut at its control block (glibc's struct pthread).
+  uint64_t thread_blocks = 0;
   uint64_t area_lookups = 0;  // reads of /proc/<pid>/stat
+  // Adds another rewriter's counts (area_lookups are the blanker's own).
+  void add(const BlankingStats& other);
 };
 
 class StackBlanker {
@@ -105,19 +117,39 @@ class StackBlanker {
   // Side-band records may have been lost from `time` on (a sampling event
   // without the tracking event sees none outside benchmark windows).
   void barrier(uint64_t time);
-  // Appends what to write for the record to `out`.
+  // What a rewriting thread keeps between records: its scratch and counts.
+  struct RewriteState {
+    BlankingStats stats;
+    std::vector<uint8_t> scratch;
+  };
+  // Appends what to write for the record to `out`. With a state of its own
+  // per thread, several threads rewrite the records of different buffers
+  // at once, between resolve() and the next begin_pass().
   void rewrite(const perf_event_header& header,
-               const RingBuffer::RecordBytes& bytes, RecordPieces& out);
+               const RingBuffer::RecordBytes& bytes, RecordPieces& out,
+               RewriteState& state) const;
+  void rewrite(const perf_event_header& header,
+               const RingBuffer::RecordBytes& bytes, RecordPieces& out) {
+    rewrite(header, bytes, out, own_);
+  }
 
-  const BlankingStats& stats() const { return stats_; }
+  // The counts of rewrite() without a state, and the /proc reads.
+  BlankingStats stats() const;
 
  private:
   void scan_side_band(const perf_event_header& header,
                       std::span<const uint8_t> record, uint64_t* ring_time);
-  // The record's bytes in one piece: in the mapping, or copied to scratch_
-  // when it wraps the end of the buffer.
-  std::span<const uint8_t> contiguous(const RingBuffer::RecordBytes& bytes,
-                                      size_t size);
+  // The record's bytes in one piece: in the mapping, or copied to
+  // `scratch` when it wraps the end of the buffer.
+  static std::span<const uint8_t> contiguous(
+      const RingBuffer::RecordBytes& bytes, size_t size,
+      std::vector<uint8_t>& scratch);
+  // The length of the copy's first part that is the program's stack:
+  // below dyn_size, the initial area starting at `start` and, for a
+  // thread, its control block; counted in `stats`.
+  static uint64_t program_stack(std::span<const uint8_t> body,
+                                const format::perf::UserStackLocation& stack,
+                                uint64_t start, BlankingStats& stats);
   // A sample written with its copy cut to `kept` bytes, of which the first
   // `valid` are the kernel's and the rest zeros.
   static void write_cut(const perf_event_header& header,
@@ -129,8 +161,7 @@ class StackBlanker {
   format::perf::UserStackLayout layout_;
   bool active_ = false;
   InitialStacks stacks_;
-  BlankingStats stats_;
-  std::vector<uint8_t> scratch_;
+  RewriteState own_;
 };
 
 }  // namespace runner::profiler

@@ -302,6 +302,45 @@ TEST_SUITE("profiler") {
     CHECK(blanker.stats().kept_bytes == 24);
   }
 
+  TEST_CASE("blanker: a thread's copy ends at its control block") {
+    FakeProc proc;
+    proc.start[100] = 0x9000;  // far above the copies
+    StackBlanker blanker(dwarf_attr(), proc.lookup());
+    // Copies from 0x6ff0 with a block at 0x7000 (64-byte aligned, 0x10 into
+    // the copy): its own address at +0 and +16, a canary with a zero low
+    // byte at +0x28.
+    auto with_block = [](std::vector<uint8_t> record) {
+      auto put = [&](size_t at, uint64_t value) {
+        std::memcpy(record.data() + kCopyAt + at, &value, sizeof(value));
+      };
+      put(0x10, 0x7000);
+      put(0x20, 0x7000);
+      put(0x38, 0x1122334455667700);
+      return record;
+    };
+    const auto thread = with_block(sample(100, 101, 10, 0x6ff0));
+    auto written = pass(blanker, {thread})[0];
+    CHECK(copy_size_of(written) == 0x10);
+    CHECK(dyn_size_of(written) == 0x10);
+    CHECK(header_size_of(written) == written.size());
+    CHECK(blanker.stats().thread_blocks == 1);
+    // The first thread's block is not on its stack: nothing is looked for.
+    written = pass(blanker, {with_block(sample(100, 100, 11, 0x6ff0))})[0];
+    CHECK(copy_size_of(written) == kCopySize);
+    CHECK(blanker.stats().thread_blocks == 1);
+    // Not a block: the canary's low byte is not zero, or `self` differs.
+    auto fake = thread;
+    fake[kCopyAt + 0x38] = 1;
+    CHECK(copy_size_of(pass(blanker, {fake})[0]) == kCopySize);
+    fake = thread;
+    fake[kCopyAt + 0x20] ^= 0x40;
+    CHECK(copy_size_of(pass(blanker, {fake})[0]) == kCopySize);
+    // Not at a 64-byte boundary.
+    const auto shifted = with_block(sample(100, 101, 12, 0x6ff8));
+    CHECK(copy_size_of(pass(blanker, {shifted})[0]) == kCopySize);
+    CHECK(blanker.stats().thread_blocks == 1);
+  }
+
   TEST_CASE("blanker: a record that wraps the buffer's end") {
     FakeProc proc;
     proc.start[100] = 0x7000 + 8;
