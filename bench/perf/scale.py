@@ -112,23 +112,24 @@ def pipedata_stack_use(path):
 
 
 def perf_data_stats(path):
-    """(samples, lost samples) of a perf.data: SAMPLE and LOST_SAMPLES
-    events of `perf report --stats`, and the sample counts the LOST records
-    carry (perf script --show-lost-events), whichever is larger."""
+    """(samples, lost samples) of a perf.data: the SAMPLE events of `perf
+    report --stats`; lost: the larger of its LOST_SAMPLES count (perf
+    record's closing records, from the kernel's lost counter) and the sum of
+    the LOST records' counts (perf script --show-lost-events)."""
     out = subprocess.run(["perf", "report", "--stats", "-i", path],
                          capture_output=True, text=True).stdout
     samples = re.search(r"\bSAMPLE events:\s*(\d+)", out)
-    lost = 0
-    got = re.search(r"LOST_SAMPLES events:\s*(\d+)", out)
-    if got:
-        lost = int(got.group(1))
+    # "LOST_SAMPLES events" is in the aggregated stats (how many records)
+    # and under the event's own stats (how many samples they lost).
+    lost = max([int(n) for n in re.findall(r"LOST_SAMPLES events:\s*(\d+)",
+                                           out)] + [0])
     got = re.search(r"\bLOST events:\s*(\d+)", out)
     if got and int(got.group(1)) > 0:
         script = subprocess.run(
             ["perf", "script", "-i", path, "--show-lost-events", "-F",
              "comm"], capture_output=True, text=True).stdout
-        lost = max(lost, sum(int(n) for n in
-                             re.findall(r"LOST (\d+) events", script)))
+        lost = max(lost, sum(int(n) for n in re.findall(
+            r"PERF_RECORD_LOST lost (\d+)", script)))
     return (int(samples.group(1)) if samples else 0), lost
 
 
