@@ -64,8 +64,9 @@ uint64_t mapped_buffer(uint64_t wanted, uint64_t limit,
 uint32_t max_stack_for(uint32_t frequency, uint32_t cpus) {
   const double budget_ns =
       kMaxDrainCoreShare * 1e9 / (static_cast<double>(cpus) * frequency);
-  const double bytes = (budget_ns - kDrainNsPerSample - kDrainNsPerDwarfSample) /
-                       kDrainNsPerStackKiB * 1024.0;
+  const double bytes =
+      (budget_ns - kDrainNsPerSample - kDrainNsPerDwarfSample) /
+      kDrainNsPerStackKiB * 1024.0;
   if (bytes < 8) return 0;
   const double capped =
       std::min(bytes, static_cast<double>(format::perf::kMaxStackSize));
@@ -91,8 +92,8 @@ std::string limit_text(const MachineLimits& limits) {
                            ? "unlimited"
                            : kib(limits.memlock_bytes);
   return "kernel.perf_event_mlock_kb " +
-         std::to_string(limits.perf_event_mlock_kb) +
-         " per CPU, ulimit -l " + rlimit;
+         std::to_string(limits.perf_event_mlock_kb) + " per CPU, ulimit -l " +
+         rlimit;
 }
 
 std::string drain_warning(const CapacityEstimate& e,
@@ -110,8 +111,8 @@ std::string drain_warning(const CapacityEstimate& e,
       << "%, and samples may be lost; lower --freq (at most about "
       << e.max_frequency << " Hz here)";
   if (options.call_graph == CallGraphMode::kDwarf) {
-    const double fp_share = drain_ns(0) *
-                            static_cast<double>(e.samples_per_second) / 1e9;
+    const double fp_share =
+        drain_ns(0) * static_cast<double>(e.samples_per_second) / 1e9;
     if (e.max_stack_size >= kMinUsefulStack)
       out << " or the stack copy (--call-graph dwarf," << e.max_stack_size
           << " at this frequency)";
@@ -161,9 +162,9 @@ CapacityEstimate estimate_capacity(const SamplerOptions& options,
   e.drain_too_slow = e.drain_core_share > kMaxDrainCoreShare;
   const double max_frequency =
       kMaxDrainCoreShare * 1e9 / (static_cast<double>(e.cpus) * ns);
-  e.max_frequency = static_cast<uint32_t>(std::min(
-      max_frequency,
-      static_cast<double>(std::numeric_limits<uint32_t>::max())));
+  e.max_frequency = static_cast<uint32_t>(
+      std::min(max_frequency,
+               static_cast<double>(std::numeric_limits<uint32_t>::max())));
   e.max_stack_size = options.call_graph == CallGraphMode::kDwarf
                          ? max_stack_for(frequency, e.cpus)
                          : 0;
@@ -200,23 +201,22 @@ std::string format_capacity(const CapacityEstimate& e,
   std::ostringstream out;
   out << "Capacity at " << options.frequency << " Hz with "
       << call_graph_text(options) << " on " << e.cpus
-      << " CPUs, every CPU busy: up to " << e.samples_per_second
+      << " CPUs (every CPU busy):\n  up to " << e.samples_per_second
       << " samples/s of about " << e.bytes_per_sample << " bytes ("
       << fixed(static_cast<double>(e.samples_per_second) *
                    static_cast<double>(e.bytes_per_sample) / (1 << 20),
                1)
-      << " MiB/s); the drain needs about "
-      << fixed(e.drain_core_share * 100.0, 1) << "% of one core ("
-      << fixed(e.drain_us_per_sample, 1)
-      << " us per sample, estimated; it holds up to about " << e.max_frequency
+      << " MiB/s)\n  drain: about " << fixed(e.drain_core_share * 100.0, 1)
+      << "% of one core (" << fixed(e.drain_us_per_sample, 1)
+      << " us per sample, estimated); up to about " << e.max_frequency
       << " Hz at this stack size within "
-      << fixed(kMaxDrainCoreShare * 100.0, 0) << "% of a core); ring buffers "
-      << kib(e.buffer_bytes) << " per CPU holding "
+      << fixed(kMaxDrainCoreShare * 100.0, 0)
+      << "% of a core\n  ring buffers: " << kib(e.buffer_bytes) << " per CPU, "
       << fixed(e.buffer_ms, 0) << " ms of samples (locked-memory limit: "
       << (e.lock_limit_bytes == kUnlimited
               ? std::string("none")
               : kib(e.lock_limit_bytes) + " for all CPUs")
-      << ").\n";
+      << ")\n";
   auto warnings = capacity_warnings(e, options, limits);
   if (warnings.empty()) out << "This request fits this machine.\n";
   for (const auto& warning : warnings) out << "Warning: " << warning << "\n";
@@ -226,8 +226,7 @@ std::string format_capacity(const CapacityEstimate& e,
 MachineLimits machine_limits() {
   MachineLimits limits;
   auto cpus = online_cpus();
-  if (cpus && !cpus->empty())
-    limits.cpus = static_cast<uint32_t>(cpus->size());
+  if (cpus && !cpus->empty()) limits.cpus = static_cast<uint32_t>(cpus->size());
   const long page = ::sysconf(_SC_PAGESIZE);
   if (page > 0) limits.page_size = static_cast<uint64_t>(page);
   if (auto text = base::read_file("/proc/sys/kernel/perf_event_mlock_kb"))

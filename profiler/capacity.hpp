@@ -44,7 +44,7 @@ struct MachineLimits {
   uint32_t cpus = 1;  // online CPUs: one ring buffer each
   uint64_t page_size = 4096;
   uint64_t perf_event_mlock_kb = 516;
-  uint64_t memlock_bytes = 0;  // RLIMIT_MEMLOCK soft; UINT64_MAX: unlimited
+  uint64_t memlock_bytes = 0;   // RLIMIT_MEMLOCK soft; UINT64_MAX: unlimited
   bool lock_unlimited = false;  // root or perf_event_paranoid -1
 };
 
@@ -60,7 +60,7 @@ struct CapacityEstimate {
   uint64_t wanted_buffer_bytes = 0;
   uint64_t buffer_bytes = 0;
   uint64_t lock_limit_bytes = 0;  // UINT64_MAX: no limit
-  double buffer_ms = 0;  // how long one CPU's buffer holds at the rate
+  double buffer_ms = 0;           // how long one CPU's buffer holds at the rate
   // The largest frequency the drain holds within kMaxDrainCoreShare at this
   // stack size, and the largest dwarf stack size at this frequency (0:
   // none, use fp).

@@ -44,8 +44,8 @@ TEST_SUITE("capacity") {
   TEST_CASE("the default request fits 2 CPUs, as a user and as root") {
     for (uint32_t cpus : {1u, 2u}) {
       CAPTURE(cpus);
-      for (const MachineLimits& limits : {user_limits(cpus),
-                                          root_limits(cpus)}) {
+      for (const MachineLimits& limits :
+           {user_limits(cpus), root_limits(cpus)}) {
         auto e = estimate_capacity(SamplerOptions{}, limits);
         CHECK(e.samples_per_second == uint64_t{cpus} * 997);
         CHECK(e.bytes_per_sample == 8192 + kSampleOverheadBytes);
@@ -70,8 +70,7 @@ TEST_SUITE("capacity") {
     CHECK_FALSE(user.drain_too_slow);
     CHECK(user.buffer_bytes == (1ULL << 20));
     CHECK(user.buffers_limited);
-    auto warnings =
-        capacity_warnings(user, SamplerOptions{}, user_limits(16));
+    auto warnings = capacity_warnings(user, SamplerOptions{}, user_limits(16));
     REQUIRE(warnings.size() == 1);
     CHECK(contains(warnings[0], "lower --freq or --call-graph dwarf,SIZE"));
   }
@@ -83,14 +82,16 @@ TEST_SUITE("capacity") {
     auto fp = estimate_capacity(fp_options, limits);
     auto small = estimate_capacity(dwarf(997, 8192), limits);
     auto large = estimate_capacity(dwarf(997, 32768), limits);
-    CHECK(fp.drain_us_per_sample * 1000.0 == doctest::Approx(kDrainNsPerSample));
+    CHECK(fp.drain_us_per_sample * 1000.0 ==
+          doctest::Approx(kDrainNsPerSample));
     CHECK(small.drain_us_per_sample * 1000.0 ==
           doctest::Approx(kDrainNsPerSample + kDrainNsPerDwarfSample +
                           8 * kDrainNsPerStackKiB));
     CHECK(large.drain_us_per_sample > small.drain_us_per_sample);
     CHECK(fp.bytes_per_sample == kSampleOverheadBytes);
     auto sixteen = estimate_capacity(dwarf(997, 8192), root_limits(16));
-    CHECK(sixteen.drain_core_share == doctest::Approx(8 * small.drain_core_share));
+    CHECK(sixteen.drain_core_share ==
+          doctest::Approx(8 * small.drain_core_share));
   }
 
   TEST_CASE("100 kHz x dwarf,65528 on 2 CPUs is too much, with a way out") {
@@ -105,8 +106,8 @@ TEST_SUITE("capacity") {
                                     std::to_string(e.max_frequency) + " Hz"));
     // The suggested frequency fits, one more hertz does not.
     REQUIRE(e.max_frequency > 0);
-    CHECK_FALSE(
-        estimate_capacity(dwarf(e.max_frequency, 65528), limits).drain_too_slow);
+    CHECK_FALSE(estimate_capacity(dwarf(e.max_frequency, 65528), limits)
+                    .drain_too_slow);
     CHECK(estimate_capacity(dwarf(e.max_frequency + 1, 65528), limits)
               .drain_too_slow);
   }
@@ -122,8 +123,8 @@ TEST_SUITE("capacity") {
     CHECK(e.max_stack_size < 32768);
     auto warnings = capacity_warnings(e, options, limits);
     REQUIRE(!warnings.empty());
-    CHECK(contains(warnings[0], "--call-graph dwarf," +
-                                    std::to_string(e.max_stack_size)));
+    CHECK(contains(warnings[0],
+                   "--call-graph dwarf," + std::to_string(e.max_stack_size)));
     CHECK_FALSE(estimate_capacity(dwarf(10000, e.max_stack_size), limits)
                     .drain_too_slow);
     CHECK(estimate_capacity(dwarf(10000, e.max_stack_size + 8), limits)
