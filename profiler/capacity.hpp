@@ -16,8 +16,9 @@ namespace runner::profiler {
 
 // The drain's CPU per sample: a fixed part for every sample (reading the
 // ring buffer, counting, its share of a write call), one more for a dwarf
-// sample (its stack copy checked against the initial stack area), and a part
-// per KiB of stack copy written (the copy into the page cache). Measured
+// sample (what its large record costs besides the bytes: the measured line
+// through dwarf samples does not pass through the frame-pointer figure), and
+// a part per KiB of stack copy written (the copy into the page cache). Measured
 // with `make bench-perf BENCH_PERF_ARGS=--parts=scale` (bench/perf/scale.py:
 // runner exec's drain_cpu_us / samples): on 2 x86-64 CPUs without a PMU
 // (cpu-clock), at 10 kHz, the medians were about 0.2 us per frame-pointer
