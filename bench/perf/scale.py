@@ -151,6 +151,23 @@ def calibrate(workload, workdir):
     return units / (wall_ns / 1e9)
 
 
+def copy_runner(runner, workdir):
+    """A copy of `runner` and its exec-harness in workdir, so that a rebuild
+    of that tree during the bench does not pull it away."""
+    runner = os.path.abspath(runner)
+    here = os.path.dirname(runner)
+    target = os.path.join(workdir, "before")
+    os.makedirs(target, exist_ok=True)
+    shutil.copy2(runner, os.path.join(target, "runner"))
+    for harness in (os.path.join(here, "exec-harness"),
+                    os.path.join(here, "..", "integrations", "exec-harness",
+                                 "exec-harness")):
+        if os.path.exists(harness):
+            shutil.copy2(harness, os.path.join(target, "exec-harness"))
+            break
+    return os.path.join(target, "runner")
+
+
 def call_graph_args(stack):
     return ["fp"] if stack == "fp" else ["dwarf,%d" % stack]
 
@@ -165,7 +182,11 @@ def run_runner(runner, event, hz, stack, threads, units, args, workdir):
             "-F", str(hz), "--call-graph"] + call_graph_args(stack) + [
             "--warmup-time", "0", "--max-rounds", "1", "--",
             args.workload, "threads", str(threads), str(units)]
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    except OSError as error:
+        print("  (%s: %s)" % (runner, error))
+        return None
     if proc.returncode != 0:
         print("  (%s failed: %s)" % (os.path.basename(runner),
                                      proc.stderr.strip()[-300:]))
@@ -310,7 +331,7 @@ def scale_part(args, workdir):
     per_second = calibrate(args.workload, workdir)
     tools = [("runner", args.runner)]
     if args.runner_before:
-        tools.insert(0, ("before", os.path.abspath(args.runner_before)))
+        tools.insert(0, ("before", copy_runner(args.runner_before, workdir)))
     print("\n== scale: capture cost per sample, runner exec vs perf record "
           "(event %s, user space; %.1f s per run, %d reps interleaved; "
           "medians; x perf / x before: drain us per sample over perf record's "
