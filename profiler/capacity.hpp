@@ -16,19 +16,24 @@ namespace runner::profiler {
 
 // The drain's CPU per sample: a fixed part for every sample (reading the
 // ring buffer, counting, its share of a write call), one more for a dwarf
-// sample (what its large record costs besides the bytes: the measured line
-// through dwarf samples does not pass through the frame-pointer figure), and
-// a part per KiB of stack copy written (the copy into the page cache). Measured
-// with `make bench-perf BENCH_PERF_ARGS=--parts=scale` (bench/perf/scale.py:
-// runner exec's drain_cpu_us / samples): on 2 x86-64 CPUs without a PMU
-// (cpu-clock), at 10 kHz, the medians were about 0.2 us per frame-pointer
-// sample, 6.3 us per dwarf,8192 sample and 16.8 us per dwarf,32768 sample;
-// the line through the two dwarf figures gives the last two constants. An
-// estimate for the warning, not a promise: other machines drain faster or
-// slower, and bench/perf says what one does.
-inline constexpr double kDrainNsPerSample = 200.0;
-inline constexpr double kDrainNsPerDwarfSample = 2400.0;
-inline constexpr double kDrainNsPerStackKiB = 440.0;
+// sample (what its large record costs besides the bytes: the line through
+// the dwarf figures does not pass through the frame-pointer one), and a part
+// per KiB of stack copy (the copy into the page cache). The model takes the
+// whole requested copy: a drain that writes only the used part (dyn_size)
+// costs less, but the used part cannot be known before the run, and on a
+// thread stack it is often the whole copy.
+// Measured with `make bench-perf BENCH_PERF_ARGS=--parts=scale`
+// (bench/perf/scale.py, runner exec's drain_cpu_us / samples) on 2 x86-64
+// CPUs without a PMU (cpu-clock), at 10 kHz with 1 and 2 CPUs busy, in two
+// runs (one while the machine was busy with builds): 0.08-0.19 us per
+// frame-pointer sample, 4.6-6.5 us (median 5.5) per dwarf,8192 sample and
+// 14.9-18.0 us (median 15.5) per dwarf,32768 sample; the line through the
+// two dwarf medians gives the last two constants. An estimate for the
+// warning, not a promise: other machines drain faster or slower, and
+// bench/perf says what one does.
+inline constexpr double kDrainNsPerSample = 100.0;
+inline constexpr double kDrainNsPerDwarfSample = 2050.0;
+inline constexpr double kDrainNsPerStackKiB = 420.0;
 // A record's bytes besides its stack copy: header, ids, time, registers (a
 // dwarf sample), or the whole record (a frame-pointer sample's call chain).
 inline constexpr uint64_t kSampleOverheadBytes = 512;
