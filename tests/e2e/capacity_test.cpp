@@ -66,12 +66,12 @@ TEST_CASE("a rate the machine cannot hold is warned about before the run") {
 
 TEST_CASE("exec warns the same way") {
   TempDir dir;
-  ProcessResult r = run_process(
-      runner_argv("exec", dir.file("profile"), dir.path(),
-                  {"-F", "100000", "--call-graph", "dwarf,65528",
-                   "--warmup-time", "0", "--max-rounds", "1"},
-                  {"true"}),
-      {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+  ProcessResult r =
+      run_process(runner_argv("exec", dir.file("profile"), dir.path(),
+                              {"-F", "100000", "--call-graph", "dwarf,65528",
+                               "--warmup-time", "0", "--max-rounds", "1"},
+                              {"true"}),
+                  {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
   INFO(r.err);
   CHECK(contains(r.err, kDrainWarning));
 }
