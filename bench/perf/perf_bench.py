@@ -29,9 +29,10 @@
             the runner's used stack per sample (mean dyn_size of the
             pipedata's samples), drain CPU per sample in us (runner: the
             drain thread's drain_cpu_us of perf.metadata; perf: perf
-            record's whole CPU, getrusage minus the workload's own CPU),
-            own CPU as a share of one core (runner: its run summary; perf:
-            its CPU over the workload's wall time), lost samples (runner:
+            record's whole CPU, getrusage minus the workload's own CPU and
+            minus perf's CPU on a command that does no work, its start and
+            end), own CPU as a share of one core (runner: its run summary;
+            perf: that CPU over the workload's wall time), lost samples (runner:
             perf.metadata's lost_samples; perf: perf report --stats's
             LOST_SAMPLES, and the LOST records' counts from perf script
             --show-lost-events), and the rate one core of drain holds at

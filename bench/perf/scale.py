@@ -14,7 +14,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 # perf_event.h: the sample_type bits a SAMPLE record's layout depends on, in
 # the order their fields appear.
