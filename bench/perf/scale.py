@@ -242,8 +242,9 @@ def run_perf(event, hz, stack, threads, units, args, workdir, fixed_ns=0.0):
         "samples": samples,
         "lost": lost,
         "bytes": os.path.getsize(data),
-        "drain_us": max(perf_ns, 0) / 1e3,
-        "share": 100.0 * max(perf_ns, 0) / wall_ns if wall_ns else None,
+        # Within the noise of perf's fixed cost (few samples): unknown.
+        "drain_us": perf_ns / 1e3 if perf_ns > 0 else None,
+        "share": 100.0 * perf_ns / wall_ns if wall_ns and perf_ns > 0 else None,
         "used_stack": None,
         "cpu_ns": perf_ns + fixed_ns,
     }
