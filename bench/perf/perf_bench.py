@@ -31,7 +31,9 @@
             drain thread's drain_cpu_us of perf.metadata; perf: perf
             record's whole CPU, getrusage minus the workload's own CPU and
             minus perf's CPU on a command that does no work, its start and
-            end), own CPU as a share of one core (runner: its run summary;
+            end: about 150 ms here, so perf's figures need runs of some
+            thousands of samples; '?' where they are within its noise), own
+            CPU as a share of one core (runner: its run summary;
             perf: that CPU over the workload's wall time), lost samples (runner:
             perf.metadata's lost_samples; perf: perf report --stats's
             LOST_SAMPLES, and the LOST records' counts from perf script

@@ -53,8 +53,10 @@ std::string default_does_not_fit() {
 
 TEST_CASE("a rate the machine cannot hold is warned about before the run") {
   // 100 kHz x 64 KiB stacks is over 6 GB/s per busy CPU: no machine's
-  // drain holds that in half a core.
-  ProcessResult r = run_true({"-F", "100000", "--call-graph", "dwarf,65528"});
+  // drain holds that in half a core. (Small buffers: the default for this
+  // rate is 64 MiB per CPU, locked.)
+  ProcessResult r = run_true(
+      {"-F", "100000", "--call-graph", "dwarf,65528", "--mmap-size", "256K"});
   INFO(r.err);
   CHECK(contains(r.err, kDrainWarning));
   CHECK(contains(r.err, "lower --freq (at most about "));
@@ -66,12 +68,12 @@ TEST_CASE("a rate the machine cannot hold is warned about before the run") {
 
 TEST_CASE("exec warns the same way") {
   TempDir dir;
-  ProcessResult r =
-      run_process(runner_argv("exec", dir.file("profile"), dir.path(),
-                              {"-F", "100000", "--call-graph", "dwarf,65528",
-                               "--warmup-time", "0", "--max-rounds", "1"},
-                              {"true"}),
-                  {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
+  ProcessResult r = run_process(
+      runner_argv("exec", dir.file("profile"), dir.path(),
+                  {"-F", "100000", "--call-graph", "dwarf,65528", "--mmap-size",
+                   "256K", "--warmup-time", "0", "--max-rounds", "1"},
+                  {"true"}),
+      {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")});
   INFO(r.err);
   CHECK(contains(r.err, kDrainWarning));
 }
