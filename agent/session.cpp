@@ -167,6 +167,19 @@ void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns,
       static_cast<double>(stats.drain_cpu_ns) / 1e6, stats.drain_nice);
 }
 
+// Before the run: when this machine cannot hold the requested rate (the
+// drain's estimated CPU, the ring buffers under the locked-memory limit),
+// say so and what to lower (profiler/capacity.hpp; `runner doctor` says the
+// same).
+void warn_capacity(const profiler::SamplerOptions& options) {
+  const profiler::MachineLimits limits = profiler::machine_limits();
+  const profiler::CapacityEstimate estimate =
+      profiler::estimate_capacity(options, limits);
+  for (const auto& warning :
+       profiler::capacity_warnings(estimate, options, limits))
+    RUNNER_LOG(kLog, kWarning) << warning;
+}
+
 std::vector<std::string> result_uris(const ResultsFiles& results) {
   std::vector<std::string> uris;
   if (auto rows = select_results(results, true)) {
@@ -429,6 +442,7 @@ std::optional<int> Session::spawn_benchmark() {
 // Without a sampler the benchmark runs only with --allow-no-profile.
 std::optional<int> Session::start_sampler() {
   const std::string pipedata = format::ProfileLayout(folder_).pipedata();
+  warn_capacity(options_.sampler);
   auto created =
       profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
   if (created) {
