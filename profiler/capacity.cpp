@@ -25,8 +25,9 @@ constexpr uint32_t kMinUsefulStack = 1024;
 // (0: a frame-pointer sample).
 double drain_ns(uint32_t stack_size) {
   if (stack_size == 0) return kDrainNsPerSample;
+  const uint32_t written = std::min(stack_size, kWrittenStackBytes);
   return kDrainNsPerSample + kDrainNsPerDwarfSample +
-         kDrainNsPerStackKiB * static_cast<double>(stack_size) / 1024.0;
+         kDrainNsPerStackKiB * static_cast<double>(written) / 1024.0;
 }
 
 uint32_t copied_stack(const SamplerOptions& options) {
@@ -67,6 +68,9 @@ uint32_t max_stack_for(uint32_t frequency, uint32_t cpus) {
       (budget_ns - kDrainNsPerSample - kDrainNsPerDwarfSample) /
       kDrainNsPerStackKiB * 1024.0;
   if (bytes < 8) return 0;
+  // Copies are written cut: beyond kWrittenStackBytes a larger copy asked
+  // for costs the drain no more.
+  if (bytes >= kWrittenStackBytes) return format::perf::kMaxStackSize / 8 * 8;
   const double capped =
       std::min(bytes, static_cast<double>(format::perf::kMaxStackSize));
   return static_cast<uint32_t>(capped) / 8 * 8;

@@ -18,10 +18,11 @@ namespace runner::profiler {
 // ring buffer, counting, its share of a write call), one more for a dwarf
 // sample (what its large record costs besides the bytes: the line through
 // the dwarf figures does not pass through the frame-pointer one), and a part
-// per KiB of stack copy (the copy into the page cache). The model takes the
-// whole requested copy: a drain that writes only the used part (dyn_size)
-// costs less, but the used part cannot be known before the run, and on a
-// thread stack it is often the whole copy.
+// per KiB of stack copy written (the copy into the page cache). Copies are
+// written cut to the program's stack (stack_blanker.hpp), which cannot be
+// known before the run: the model charges the size asked for up to
+// kWrittenStackBytes (bench/overhead's threads write 2.2 KiB a sample, a
+// shallow main thread 0.35 KiB; deep interpreter stacks more).
 // Measured with `make bench-perf BENCH_PERF_ARGS=--parts=scale`
 // (bench/perf/scale.py, runner exec's drain_cpu_us / samples) on 2 x86-64
 // CPUs without a PMU (cpu-clock), at 10 kHz with 1 and 2 CPUs busy, in
@@ -35,6 +36,7 @@ namespace runner::profiler {
 inline constexpr double kDrainNsPerSample = 100.0;
 inline constexpr double kDrainNsPerDwarfSample = 1600.0;
 inline constexpr double kDrainNsPerStackKiB = 500.0;
+inline constexpr uint32_t kWrittenStackBytes = 4096;
 // A record's bytes besides its stack copy: header, ids, time, registers (a
 // dwarf sample), or the whole record (a frame-pointer sample's call chain).
 inline constexpr uint64_t kSampleOverheadBytes = 512;

@@ -75,21 +75,26 @@ TEST_SUITE("capacity") {
     CHECK(contains(warnings[0], "lower --freq or --call-graph dwarf,SIZE"));
   }
 
-  TEST_CASE("the drain's cost grows with the stack copy and the CPUs") {
+  TEST_CASE("the drain's cost grows with the stack written and the CPUs") {
     auto limits = root_limits(2);
     auto fp_options = SamplerOptions{};
     fp_options.call_graph = CallGraphMode::kFramePointer;
     auto fp = estimate_capacity(fp_options, limits);
-    auto small = estimate_capacity(dwarf(997, 8192), limits);
-    auto large = estimate_capacity(dwarf(997, 32768), limits);
+    auto small = estimate_capacity(dwarf(997, 2048), limits);
+    auto large = estimate_capacity(dwarf(997, 4096), limits);
     CHECK(fp.drain_us_per_sample * 1000.0 ==
           doctest::Approx(kDrainNsPerSample));
     CHECK(small.drain_us_per_sample * 1000.0 ==
           doctest::Approx(kDrainNsPerSample + kDrainNsPerDwarfSample +
-                          8 * kDrainNsPerStackKiB));
+                          2 * kDrainNsPerStackKiB));
     CHECK(large.drain_us_per_sample > small.drain_us_per_sample);
+    // Copies are written cut to the program's stack: asking for more than
+    // kWrittenStackBytes is charged as that much.
+    auto asked = estimate_capacity(dwarf(997, 32768), limits);
+    CHECK(asked.drain_us_per_sample ==
+          doctest::Approx(large.drain_us_per_sample));
     CHECK(fp.bytes_per_sample == kSampleOverheadBytes);
-    auto sixteen = estimate_capacity(dwarf(997, 8192), root_limits(16));
+    auto sixteen = estimate_capacity(dwarf(997, 2048), root_limits(16));
     CHECK(sixteen.drain_core_share ==
           doctest::Approx(8 * small.drain_core_share));
   }
@@ -99,7 +104,7 @@ TEST_SUITE("capacity") {
     auto options = dwarf(100000, 65528);
     auto e = estimate_capacity(options, limits);
     CHECK(e.drain_too_slow);
-    CHECK(e.drain_core_share > 1.0);
+    CHECK(e.drain_core_share > kMaxDrainCoreShare);
     auto warnings = capacity_warnings(e, options, limits);
     REQUIRE(warnings.size() == 1);
     CHECK(contains(warnings[0], "lower --freq (at most about " +
