@@ -34,6 +34,14 @@ EventChoice task_clock_event() {
   return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task-clock"};
 }
 
+uint64_t wakeup_bytes(const SamplerOptions& options, uint64_t mmap_size) {
+  const uint64_t record = options.call_graph == CallGraphMode::kDwarf
+                              ? uint64_t{options.stack_size} + 512
+                              : 512;
+  const uint64_t wanted = std::max(kWakeupBytes, kWakeupSamples * record);
+  return std::min(mmap_size / 2, wanted);
+}
+
 perf_event_attr sampling_attr(const SamplerOptions& options,
                               const EventChoice& event, uint64_t mmap_size) {
   perf_event_attr attr{};
@@ -61,13 +69,16 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   attr.sample_id_all = 1;
-  // Wake the drain thread every kWakeupBytes (inside windows that is its
-  // only wake-up): what it copies out is then still in the caches, which
-  // halves its cost against draining megabytes at a time (bench/overhead).
-  // The rest of the buffer absorbs its wake-up latency.
+  // Wake the drain every wakeup_bytes() (inside windows that is its only
+  // wake-up). Each pass has a fixed cost (reading every buffer's head, the
+  // blanker's lookups, a FINISHED_ROUND and a write call): at 256 KiB, a
+  // pass every 8 samples of dwarf,32768, it was most of the drain's CPU;
+  // at 1024 samples a pass the drain costs 1.8-1.9 us per sample at
+  // dwarf,8192 and dwarf,32768 alike, against 5.8-8 (bench/perf, scale
+  // part). The rest of the buffer absorbs the drain's wake-up latency.
   attr.watermark = 1;
   attr.wakeup_watermark =
-      static_cast<uint32_t>(std::min<uint64_t>(mmap_size / 2, kWakeupBytes));
+      static_cast<uint32_t>(wakeup_bytes(options, mmap_size));
   if (!options.tracking_event) {
     // Without the side-band event the sampling event reports mappings and
     // tasks itself (only while enabled), like a plain `perf record`.

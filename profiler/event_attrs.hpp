@@ -12,7 +12,13 @@
 
 namespace runner::profiler {
 
+// The drain is woken when a buffer holds wakeup_bytes(): at least
+// kWakeupBytes and kWakeupSamples samples (each pass has a fixed cost, and
+// a sample's record in the buffer is its whole stack copy, although only
+// the program's stack is written), at most half the buffer.
 inline constexpr uint64_t kWakeupBytes = 256 << 10;
+inline constexpr uint64_t kWakeupSamples = 1024;
+uint64_t wakeup_bytes(const SamplerOptions& options, uint64_t mmap_size);
 
 struct EventChoice {
   uint32_t type = 0;

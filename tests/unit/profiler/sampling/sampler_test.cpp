@@ -30,6 +30,7 @@
 #include "base/child_process.hpp"
 #include "base/fs.hpp"
 #include "format/format.hpp"
+#include "profiler/event_attrs.hpp"
 #include "profiler/perf_event.hpp"
 #include "profiler/probe.hpp"
 #include "tests/support/at_random.hpp"
@@ -287,13 +288,15 @@ TEST_SUITE("profiler") {
       REQUIRE(child->wait());
       REQUIRE((*sampler)->finish());
     }
-    // A spinning process fills kWakeupBytes about every 30 ms: the window
-    // is drained as it goes, without losing anything, also with a buffer
-    // of only 256 KiB.
+    // The window is drained as it goes, without losing anything: at 10 kHz
+    // an 8 MiB buffer reaches its wake-up (half of it: 480 samples) about
+    // every 50 ms, and at 997 Hz one of only 256 KiB every 15 ms.
     for (uint64_t size : {8ULL << 20, 256ULL << 10}) {
       RunSpec spec;
       spec.argv = {kTarget, "spin", "300"};
       spec.options.mmap_size = size;
+      spec.options.frequency = size > (1 << 20) ? 10000 : 997;
+      CHECK(wakeup_bytes(spec.options, size) == size / 2);
       spec.output = dir.file("spin-" + std::to_string(size));
       RunResult run = run_sampled(spec);
       CHECK(run.exit_code == 0);
@@ -308,6 +311,15 @@ TEST_SUITE("profiler") {
       MESSAGE("window drain passes with ", size >> 10,
               " KiB: ", run.stats.window_drain_passes);
     }
+  }
+
+  TEST_CASE("the drain wakes every 1024 samples, at most half a buffer") {
+    SamplerOptions options;  // dwarf,8192: 8704 bytes a sample in the buffer
+    CHECK(wakeup_bytes(options, 64ULL << 20) == kWakeupSamples * 8704);
+    CHECK(wakeup_bytes(options, 4ULL << 20) == (2ULL << 20));
+    options.call_graph = CallGraphMode::kFramePointer;
+    CHECK(wakeup_bytes(options, 64ULL << 20) == kWakeupSamples * 512);
+    CHECK(wakeup_bytes(options, 256ULL << 10) == (128ULL << 10));
   }
 
   TEST_CASE("the default ring buffer holds about half a second of samples") {
