@@ -118,8 +118,10 @@ TEST_SUITE("capacity") {
   }
 
   TEST_CASE("the suggested stack size fits at the requested frequency") {
-    // 16 CPUs at 10 kHz with dwarf,32768: the case of the 16-CPU machine.
-    auto limits = root_limits(16);
+    // 32 CPUs at 10 kHz with dwarf,32768 (16 hold it within half a core).
+    CHECK_FALSE(
+        estimate_capacity(dwarf(10000, 32768), root_limits(16)).drain_too_slow);
+    auto limits = root_limits(32);
     auto options = dwarf(10000, 32768);
     auto e = estimate_capacity(options, limits);
     REQUIRE(e.drain_too_slow);
