@@ -27,6 +27,7 @@
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/ring_buffer.hpp"
+#include "profiler/side_band_log.hpp"
 #include "profiler/stack_blanker.hpp"
 
 namespace runner::profiler {
@@ -182,6 +183,7 @@ struct Sampler::Impl {
   std::unique_ptr<StackBlanker> blanker;
   std::vector<uint64_t> heads, ring_times;
   RecordPieces pieces;
+  std::unique_ptr<SideBandLog> side_band;  // what the mapping replay reads
   // Without the tracking event, execs outside windows go unseen: each
   // window's start (CLOCK_MONOTONIC) makes every process's area be read
   // again.
@@ -292,6 +294,7 @@ void Sampler::Impl::write_buffer(size_t index, PassCounts& counts) {
             counts.lost_samples += lost;
           }
         }
+        if (side_band) side_band->add(header, bytes);
         if (blanker)
           blanker->rewrite(header, bytes, pieces);
         else
@@ -311,6 +314,7 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   // record of a later pass is newer than all records of the pass before.
   if (counts.records > 0) {
     writer.write_finished_round();
+    if (side_band) side_band->end_round();
     writer.flush();
   }
   uint64_t bad = 0;
@@ -570,6 +574,7 @@ base::Status Sampler::Impl::write_header(const std::string& output_path,
   for (const EventDesc& desc : events) writer.write_attr(desc.attr, desc.ids);
   write_features(writer, options, events);
   blanker = std::make_unique<StackBlanker>(opened.sample_attr);
+  side_band = std::make_unique<SideBandLog>(events);
   if (options.compress_level != 0)
     RUNNER_RETURN_IF_ERROR(writer.enable_compression(options.compress_level),
                            "creating the perf output");
@@ -674,5 +679,16 @@ SamplerStats Sampler::stats() const {
 }
 
 const std::string& Sampler::event_name() const { return impl_->event_name; }
+
+format::perf::SideBandRecords Sampler::take_side_band() {
+  if (!impl_->finished || !impl_->side_band) {
+    format::perf::SideBandRecords none;
+    none.incomplete = "the sampler did not finish";
+    return none;
+  }
+  if (impl_->stats.write_failed)
+    impl_->side_band->set_incomplete("perf.pipedata's writing failed");
+  return impl_->side_band->take();
+}
 
 }  // namespace runner::profiler
