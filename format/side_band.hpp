@@ -30,7 +30,7 @@ struct SideBandRecords {
   };
   std::vector<Sample> samples;  // in the order written (by `at`)
   struct Round {
-    uint64_t at = 0;           // offset of the FINISHED_ROUND in `stream`
+    uint64_t at = 0;             // offset of the FINISHED_ROUND in `stream`
     uint64_t newest_sample = 0;  // newest sample time up to it
   };
   std::vector<Round> rounds;  // in stream order

@@ -31,7 +31,8 @@ SideBandLog::SideBandLog(std::span<const perf::EventDesc> events,
   // every record (as MappingTracker::replay_file decides).
   timed_ = !events.empty();
   for (const perf::EventDesc& event : events) {
-    if (!event.attr.sample_id_all || !(event.attr.sample_type & PERF_SAMPLE_TIME))
+    if (!event.attr.sample_id_all ||
+        !(event.attr.sample_type & PERF_SAMPLE_TIME))
       timed_ = false;
   }
   append(records_.stream, perf::encode_pipe_header());
@@ -86,8 +87,8 @@ void SideBandLog::add_side_band(const perf_event_header& header,
   bytes.read(0, records_.stream.data() + at, header.size);
   uint64_t time = 0;
   perf::TaskRecord task;
-  if (!side_band_time(header, {records_.stream.data() + at, header.size},
-                      &time, &task)) {
+  if (!side_band_time(header, {records_.stream.data() + at, header.size}, &time,
+                      &task)) {
     check_cap();
     return;  // the replay skips it too
   }
@@ -174,8 +175,8 @@ void SideBandLog::close_batch(Batch& batch) {
       const Event& e = batch.events[i];
       auto [it, added] = first.emplace(e.pid, i);
       const Event& best = batch.events[it->second];
-      if (!added && (e.time < best.time ||
-                     (e.time == best.time && e.order < best.order)))
+      if (!added &&
+          (e.time < best.time || (e.time == best.time && e.order < best.order)))
         it->second = i;
     }
     for (const auto& [pid, index] : first)
