@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <random>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -186,18 +186,23 @@ TEST_CASE("perf: side-band records replay like the file they were kept of") {
     uint32_t frequency;
   };
   const std::vector<Case> cases = {
-      {"hot loop, dwarf", {helper("hot_loop"), "150"},
-       profiler::CallGraphMode::kDwarf, 997},
+      {"hot loop, dwarf",
+       {helper("hot_loop"), "150"},
+       profiler::CallGraphMode::kDwarf,
+       997},
       {"40 forked children, dwarf",
        {helper("fork_children"), "40", "5"},
-       profiler::CallGraphMode::kDwarf, 4000},
+       profiler::CallGraphMode::kDwarf,
+       4000},
       {"40 forked children, frame pointers",
        {helper("fork_children"), "40", "5"},
-       profiler::CallGraphMode::kFramePointer, 10000},
+       profiler::CallGraphMode::kFramePointer,
+       10000},
       {"fork and exec of a shell loop, dwarf",
        {helper("fork_exec"), "/bin/sh", "-c",
         "for i in 1 2 3 4 5 6 7 8; do /bin/true; done"},
-       profiler::CallGraphMode::kDwarf, 997},
+       profiler::CallGraphMode::kDwarf,
+       997},
   };
   int index = 0;
   for (const Case& c : cases) {
@@ -220,9 +225,9 @@ TEST_CASE("perf: side-band records replay like the file they were kept of") {
 TEST_CASE("perf: past its memory cap the log says so and keeps nothing") {
   RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
   TempDir dir;
-  const Recorded run = record(
-      {helper("fork_children"), "10", "5"},
-      options_for(profiler::CallGraphMode::kDwarf, 997), dir.file("p.pipedata"));
+  const Recorded run = record({helper("fork_children"), "10", "5"},
+                              options_for(profiler::CallGraphMode::kDwarf, 997),
+                              dir.file("p.pipedata"));
   REQUIRE(run.side_band.usable());
   const format::perf::SideBandRecords small =
       log_of_file(run.path, run.side_band.stream.size() / 2);
@@ -245,7 +250,8 @@ perf_event_attr synthetic_attr() {
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  attr.sample_type =
+      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   attr.sample_id_all = 1;
   return attr;
 }
@@ -304,8 +310,7 @@ std::vector<uint8_t> random_stream(uint32_t seed, uint64_t inode) {
     const uint32_t n = pick(40);
     for (uint32_t i = 0; i < n; ++i) {
       const uint64_t base = 1000 + round * 100;
-      const uint64_t time =
-          pick(8) == 0 ? base - pick(250) : base + pick(150);
+      const uint64_t time = pick(8) == 0 ? base - pick(250) : base + pick(150);
       const uint32_t pid = 100 + pick(5), other = 100 + pick(5);
       const uint32_t kind = pick(20);
       if (kind < 11) {
@@ -317,8 +322,8 @@ std::vector<uint8_t> random_stream(uint32_t seed, uint64_t inode) {
       } else if (kind < 16) {
         out.append(task(true, pid, other, pick(2) ? pid : pid + 50, time));
       } else if (kind < 19) {
-        out.append(mmap2(pid, 0x400000 + 0x1000 * pick(4), "/bin/sh", inode,
-                         time));
+        out.append(
+            mmap2(pid, 0x400000 + 0x1000 * pick(4), "/bin/sh", inode, time));
       } else {
         out.append(comm_exec(pid, time));
       }
@@ -338,7 +343,8 @@ TEST_CASE("side-band records replay like the file: random streams") {
   for (uint32_t seed = 1; seed <= 400; ++seed) {
     INFO("seed " << seed);
     const std::string path = dir.file("random.pipedata");
-    runner::perfdata::testing::write_bytes(path, random_stream(seed, st.st_ino));
+    runner::perfdata::testing::write_bytes(path,
+                                           random_stream(seed, st.st_ino));
     Recorded run;
     run.path = path;
     run.pid = 100;
