@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -47,6 +48,22 @@ void SideBandLog::add(const perf_event_header& header,
     add_sample(header, bytes);
   } else if (is_kept_type(header.type)) {
     add_side_band(header, bytes);
+  }
+}
+
+void SideBandLog::add_records(std::span<const uint8_t> run) {
+  perf_event_header header;
+  size_t at = 0;
+  while (run.size() - at >= sizeof(header)) {
+    std::memcpy(&header, run.data() + at, sizeof(header));
+    if (header.size < sizeof(header) || header.size > run.size() - at) {
+      set_incomplete("a record set aside for the writer is impossible");
+      return;
+    }
+    RingBuffer::RecordBytes bytes;
+    bytes.first = run.subspan(at, header.size);
+    add(header, bytes);
+    at += header.size;
   }
 }
 

@@ -48,6 +48,9 @@ class SideBandLog {
   // for every record written, and only for those.
   void add(const perf_event_header& header,
            const RingBuffer::RecordBytes& bytes);
+  // The same for a run of records as written (back to back, each with its
+  // header), e.g. what a drain thread set aside for the writer.
+  void add_records(std::span<const uint8_t> run);
   // The drain wrote a FINISHED_ROUND.
   void end_round();
   // The records could not be those of the file (its writing failed).

@@ -238,6 +238,46 @@ TEST_CASE("perf: past its memory cap the log says so and keeps nothing") {
   CHECK(log_of_file(run.path, run.side_band.stream.size() * 4).usable());
 }
 
+TEST_CASE("perf: a run of records set aside is kept like records one by one") {
+  RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+  TempDir dir;
+  const Recorded run = record({helper("fork_children"), "10", "5"},
+                              options_for(profiler::CallGraphMode::kDwarf, 997),
+                              dir.file("p.pipedata"));
+  REQUIRE(run.side_band.usable());
+  // The file's kernel records between round markers, each run at once.
+  auto bytes = base::read_file(run.path);
+  REQUIRE(bytes);
+  std::vector<format::perf::EventDesc> events;
+  auto reader = PipedataReader::open(run.path);
+  REQUIRE(reader);
+  Record record;
+  while (reader->next_into(record, false).value_or(false) &&
+         record.kind == RecordKind::kAttr) {
+  }
+  for (const EventAttr& attr : reader->attrs())
+    events.push_back({attr.attr, attr.name, attr.ids});
+  profiler::SideBandLog log(events);
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes->data());
+  std::vector<uint8_t> pending;
+  size_t at = format::perf::kPipeHeaderSize;
+  perf_event_header header;
+  while (at + sizeof(header) <= bytes->size()) {
+    std::memcpy(&header, data + at, sizeof(header));
+    REQUIRE(header.size >= sizeof(header));
+    if (header.type == format::perf::kFinishedRound) {
+      log.add_records(pending);
+      pending.clear();
+      log.end_round();
+    } else if (header.type < format::perf::kHeaderAttr) {
+      pending.insert(pending.end(), data + at, data + at + header.size);
+    }
+    at += header.size;
+  }
+  log.add_records(pending);
+  check_same_records(run.side_band, log.take());
+}
+
 namespace {
 
 // Hand-made streams in the layout of a one-event file whose samples are
