@@ -31,7 +31,7 @@ int run_main(int argc, char** argv) {
       case Command::kHistory:
         return history_command(line.history);
       case Command::kDoctor:
-        return doctor_command();
+        return doctor_command(line.run.sampler);
       case Command::kNone:
         break;
     }

@@ -223,10 +223,15 @@ int compare_command(const compare::CompareOptions& options) {
   return compare::run_compare(options, std::cout, std::cerr);
 }
 
-int doctor_command() {
+int doctor_command(const profiler::SamplerOptions& sampler) {
+  if (auto st = profiler::validate_options(sampler); !st)
+    return usage_error("doctor", st.error().message());
   profiler::ProbeReport report = profiler::probe_system();
   std::string text = profiler::format_probe_report(report);
   if (!text.empty() && text.back() != '\n') text += '\n';
+  const profiler::MachineLimits limits = profiler::machine_limits();
+  text += profiler::format_capacity(
+      profiler::estimate_capacity(sampler, limits), sampler, limits);
   std::fputs(text.c_str(), stdout);
   return 0;
 }

@@ -19,6 +19,8 @@ int exec_command(RunOptions options, const format::ExecTarget& target,
                  const UploadOptions& upload = {});
 int report_command(report::ReportOptions options);
 int compare_command(const compare::CompareOptions& options);
-int doctor_command();
+// The machine's checks, and the capacity for `sampler` (doctor's -F,
+// --call-graph and --mmap-size).
+int doctor_command(const profiler::SamplerOptions& sampler);
 
 }  // namespace runner::agent

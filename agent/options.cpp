@@ -135,23 +135,47 @@ base::Result<std::chrono::milliseconds> parse_kill_after(
   return std::chrono::round<std::chrono::milliseconds>(d);
 }
 
-void add_sampling_options(CLI::App& app, RunOptions& run) {
+// -F, --call-graph and --mmap-size: what the rate and the buffers depend on
+// (run, exec, and doctor's capacity check); --event too with `event`.
+void add_rate_options(CLI::App& app, profiler::SamplerOptions& sampler,
+                      bool event) {
   add_parsed_option(
-      app, "-F,--freq", run.sampler.frequency,
+      app, "-F,--freq", sampler.frequency,
       [](const std::string& text) {
         return format::parse_frequency(text, 1, kMaxFrequency);
       },
       "HZ", "Sampling frequency in Hz, 1..100000 (default 997)");
-  add_call_graph_option(app, run.sampler);
-  add_enum_option(app, "--event", run.sampler.event, kEvents,
-                  "Sampling event: auto (cycles where the machine has a "
-                  "hardware PMU, else cpu-clock), cycles, cpu-clock or "
-                  "task-clock (default auto)");
-  add_parsed_option(app, "--mmap-size", run.sampler.mmap_size,
-                    format::parse_size, "SIZE",
+  add_call_graph_option(app, sampler);
+  if (event)
+    add_enum_option(app, "--event", sampler.event, kEvents,
+                    "Sampling event: auto (cycles where the machine has a "
+                    "hardware PMU, else cpu-clock), cycles, cpu-clock or "
+                    "task-clock (default auto)");
+  add_parsed_option(app, "--mmap-size", sampler.mmap_size, format::parse_size,
+                    "SIZE",
                     "Ring buffer per CPU, a power-of-two number of pages, "
                     "e.g. 8M, 512K (default: ~0.5 s of samples, 4M for 997 "
                     "Hz and dwarf,8192)");
+}
+
+void add_sampling_options(CLI::App& app, RunOptions& run) {
+  add_rate_options(app, run.sampler, /*event=*/true);
+  add_parsed_option(
+      app, "--drain-threads", run.sampler.drain_threads,
+      [](const std::string& text) -> base::Result<uint32_t> {
+        RUNNER_ASSIGN_OR_RETURN(uint64_t n,
+                                format::parse_count(text, "drain thread count"),
+                                "--drain-threads");
+        if (n == 0 || n > profiler::kMaxDrainThreads)
+          return base::Error("--drain-threads: " + std::string(text) +
+                             " is not between 1 and " +
+                             std::to_string(profiler::kMaxDrainThreads));
+        return static_cast<uint32_t>(n);
+      },
+      "N",
+      "Threads that drain the ring buffers, each a group of CPUs (default: "
+      "one per 64,000 samples a second of every CPU busy, at most one per "
+      "two CPUs)");
   app.add_flag("--compress{1}", run.sampler.compress_level,
                "Write perf.pipedata's kernel records zstd-compressed, as perf "
                "record -z does: --compress=LEVEL, 1..19 (bare --compress: 1); "
@@ -690,11 +714,16 @@ void add_upload(CLI::App& app, CommandLine& out) {
 }
 
 void add_doctor(CLI::App& app, CommandLine& out) {
-  add_command(app, "doctor",
-              "Prints what this machine allows (perf_event_paranoid, "
-              "kptr_restrict, mlock\nlimits, hardware PMU, a perf_event_open "
-              "test of each sample type) and\nwhat the runner will do.",
-              Command::kDoctor, out);
+  CLI::App* sub = add_command(
+      app, "doctor",
+      "Prints what this machine allows (perf_event_paranoid, "
+      "kptr_restrict, mlock\nlimits, hardware PMU, a perf_event_open "
+      "test of each sample type), what the runner\nwill do, and whether "
+      "the machine holds the sampling rate of -F and --call-graph\n(the "
+      "drain's estimated CPU with every CPU busy, the ring buffers under "
+      "the\nlocked-memory limit), as run and exec warn before a run.",
+      Command::kDoctor, out);
+  add_rate_options(*sub, out.run.sampler, /*event=*/false);
 }
 
 // The subcommand the command line selected, or nullptr.

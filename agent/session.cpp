@@ -75,24 +75,55 @@ void print_compression(const profiler::SamplerStats& stats) {
                out > 0 ? in / out : 0.0);
 }
 
-// DWARF mode: what of the stack copies was blanked so that neither argv
-// nor the environment reaches the folder.
+// DWARF mode: how much of the stack copies was written (cut to the
+// program's stack) and what reached the initial stack area, which is never
+// written, so that neither argv nor the environment reaches the folder.
 void print_blanking(const profiler::SamplerStats& stats,
                     const profiler::SamplerOptions& options) {
   if (options.call_graph != profiler::CallGraphMode::kDwarf) return;
   const profiler::BlankingStats& b = stats.blanking;
+  const double kib = 1024.0;
   std::fprintf(stderr,
-               "runner: stack copies: %" PRIu64 " of %" PRIu64
+               "runner: stack copies: %.1f KiB written of %.1f KiB asked for "
+               "(cut to the stack used); %" PRIu64 " of %" PRIu64
                " samples reached the initial stack (argv, environment), "
-               "%.1f KiB blanked; %" PRIu64
-               " blanked whole (process not readable)\n",
+               "%.1f KiB left out; %" PRIu64
+               " without a stack (process not readable)\n",
+               static_cast<double>(b.kept_bytes) / kib,
+               static_cast<double>(b.kept_bytes + b.cut_bytes) / kib,
                b.samples_blanked, stats.samples,
-               static_cast<double>(b.bytes_blanked) / 1024.0, b.stacks_dropped);
+               static_cast<double>(b.bytes_blanked) / kib, b.stacks_dropped);
   if (b.samples_dropped > 0) {
     RUNNER_LOG(kLog, kWarning)
         << b.samples_dropped
         << " samples were not written: their stack copy could not be found";
   }
+}
+
+// "cpu 3 4.1%, cpu 5 0.2%": the share of each CPU's samples the kernel
+// lost, for the CPUs that lost any (most first, at most kShown of them).
+std::string lost_by_cpu(const profiler::SamplerStats& stats) {
+  constexpr size_t kShown = 8;
+  std::vector<profiler::CpuSamples> lossy;
+  for (const profiler::CpuSamples& cpu : stats.per_cpu)
+    if (cpu.lost_samples > 0) lossy.push_back(cpu);
+  auto share = [](const profiler::CpuSamples& cpu) {
+    return static_cast<double>(cpu.lost_samples) /
+           static_cast<double>(cpu.lost_samples + cpu.samples);
+  };
+  std::stable_sort(
+      lossy.begin(), lossy.end(),
+      [&](const auto& a, const auto& b) { return share(a) > share(b); });
+  std::string out;
+  for (size_t i = 0; i < lossy.size() && i < kShown; ++i) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%scpu %d %.1f%%", i > 0 ? ", " : "",
+                  lossy[i].cpu, 100.0 * share(lossy[i]));
+    out += text;
+  }
+  if (lossy.size() > kShown)
+    out += ", " + std::to_string(lossy.size() - kShown) + " more CPUs";
+  return out.empty() ? "no CPU named" : "lost " + out;
 }
 
 void print_sampler_summary(const profiler::SamplerStats& stats,
@@ -111,7 +142,8 @@ void print_sampler_summary(const profiler::SamplerStats& stats,
   if (stats.lost_samples > 0 || stats.lost_records > 0) {
     RUNNER_LOG(kLog, kWarning)
         << stats.lost_samples << " samples were lost in " << stats.lost_records
-        << " PERF_RECORD_LOST records: raise --mmap-size or lower --freq";
+        << " PERF_RECORD_LOST records (" << lost_by_cpu(stats)
+        << "): raise --mmap-size or lower --freq";
   }
   if (stats.write_failed) {
     RUNNER_LOG(kLog, kError)
@@ -127,11 +159,25 @@ void print_own_cpu(uint64_t cpu_ns, uint64_t wall_ns,
   std::fprintf(
       stderr,
       "runner: its own CPU while sampling: %.1f ms, %.2f%% of one "
-      "core over %.2f s (drain thread %.1f ms, nice %d)\n",
+      "core over %.2f s (%u drain thread%s %.1f ms, nice %d)\n",
       static_cast<double>(cpu_ns) / 1e6,
       100.0 * static_cast<double>(cpu_ns) / static_cast<double>(wall_ns),
-      static_cast<double>(wall_ns) / 1e9,
+      static_cast<double>(wall_ns) / 1e9, stats.drain_threads,
+      stats.drain_threads == 1 ? "" : "s",
       static_cast<double>(stats.drain_cpu_ns) / 1e6, stats.drain_nice);
+}
+
+// Before the run: when this machine cannot hold the requested rate (the
+// drain's estimated CPU, the ring buffers under the locked-memory limit),
+// say so and what to lower (profiler/capacity.hpp; `runner doctor` says the
+// same).
+void warn_capacity(const profiler::SamplerOptions& options) {
+  const profiler::MachineLimits limits = profiler::machine_limits();
+  const profiler::CapacityEstimate estimate =
+      profiler::estimate_capacity(options, limits);
+  for (const auto& warning :
+       profiler::capacity_warnings(estimate, options, limits))
+    RUNNER_LOG(kLog, kWarning) << warning;
 }
 
 std::vector<std::string> result_uris(const ResultsFiles& results) {
@@ -396,6 +442,7 @@ std::optional<int> Session::spawn_benchmark() {
 // Without a sampler the benchmark runs only with --allow-no-profile.
 std::optional<int> Session::start_sampler() {
   const std::string pipedata = format::ProfileLayout(folder_).pipedata();
+  warn_capacity(options_.sampler);
   auto created =
       profiler::Sampler::create(child_->pid(), options_.sampler, pipedata);
   if (created) {

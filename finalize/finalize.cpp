@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/base.hpp"
 #include "config.h"
@@ -341,9 +340,15 @@ format::SamplerSection sampler_section(const profiler::SamplerOptions& options,
   out.stack_bytes_blanked = s.blanking.bytes_blanked;
   out.stacks_dropped = s.blanking.stacks_dropped;
   out.samples_dropped = s.blanking.samples_dropped;
+  out.stack_bytes_copied = s.blanking.copied_bytes;
+  out.stack_bytes_written = s.blanking.kept_bytes;
+  out.drain_threads = s.drain_threads;
+  for (const profiler::CpuSamples& cpu : s.per_cpu)
+    out.per_cpu.push_back(
+        {static_cast<uint32_t>(cpu.cpu), cpu.samples, cpu.lost_samples});
   if (s.write_failed) out.write_error = s.write_error;
   out.ring_buffers_bytes =
-      s.mmap_size_per_cpu * std::max(1u, std::thread::hardware_concurrency());
+      s.mmap_size_per_cpu * std::max<uint64_t>(1, s.nr_cpus);
   return out;
 }
 

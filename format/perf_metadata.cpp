@@ -148,7 +148,10 @@ constexpr std::pair<const char*, uint64_t SamplerSection::*> kSamplerCounts[] =
      {"stacks_blanked", &SamplerSection::stacks_blanked},
      {"stack_bytes_blanked", &SamplerSection::stack_bytes_blanked},
      {"stacks_dropped", &SamplerSection::stacks_dropped},
-     {"samples_dropped", &SamplerSection::samples_dropped}};
+     {"samples_dropped", &SamplerSection::samples_dropped},
+     {"stack_bytes_copied", &SamplerSection::stack_bytes_copied},
+     {"stack_bytes_written", &SamplerSection::stack_bytes_written},
+     {"drain_threads", &SamplerSection::drain_threads}};
 constexpr std::pair<const char*, uint64_t FifoCounters::*> kFifoCounts[] = {
     {"commands", &FifoCounters::commands},
     {"malformed_frames", &FifoCounters::malformed_frames},
@@ -173,6 +176,12 @@ void write_sampler(const SamplerSection& s, Json& runner) {
   for (const auto& [name, member] : kSamplerCounts) runner[name] = s.*member;
   runner["write_error"] = s.write_error ? Json(*s.write_error) : Json(nullptr);
   runner["ring_buffers_bytes"] = s.ring_buffers_bytes;
+  Json cpus = Json::array();
+  for (const SamplerCpu& cpu : s.per_cpu)
+    cpus.push_back({{"cpu", cpu.cpu},
+                    {"samples", cpu.samples},
+                    {"lost_samples", cpu.lost_samples}});
+  runner["per_cpu"] = std::move(cpus);
 }
 
 Json fifo_json(const FifoCounters& c) {
@@ -475,6 +484,14 @@ std::optional<SamplerSection> read_sampler(const nlohmann::json& r) {
   if (auto it = r.find("write_error"); it != r.end() && it->is_string())
     s.write_error = it->get<std::string>();
   s.ring_buffers_bytes = lenient_u64(r, "ring_buffers_bytes");
+  if (auto it = r.find("per_cpu"); it != r.end() && it->is_array()) {
+    for (const auto& cpu : *it) {
+      if (!cpu.is_object()) continue;
+      s.per_cpu.push_back({static_cast<uint32_t>(lenient_u64(cpu, "cpu")),
+                           lenient_u64(cpu, "samples"),
+                           lenient_u64(cpu, "lost_samples")});
+    }
+  }
   return s;
 }
 

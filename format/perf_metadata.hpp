@@ -67,6 +67,13 @@ struct ModuleDebugInfo {
 };
 
 // runner.<event...>: present when the run was sampled.
+// One CPU's ring buffer: the samples it gave and those the kernel lost.
+struct SamplerCpu {
+  uint32_t cpu = 0;
+  uint64_t samples = 0, lost_samples = 0;
+  bool operator==(const SamplerCpu&) const = default;
+};
+
 struct SamplerSection {
   std::string event;
   uint32_t frequency = 0;
@@ -81,6 +88,10 @@ struct SamplerSection {
   // process's area unknown), samples not written (copy not found).
   uint64_t stacks_blanked = 0, stack_bytes_blanked = 0, stacks_dropped = 0,
            samples_dropped = 0;
+  // The bytes of stack the kernel copied and those written (cut to the
+  // program's stack); the threads that drained the buffers.
+  uint64_t stack_bytes_copied = 0, stack_bytes_written = 0, drain_threads = 0;
+  std::vector<SamplerCpu> per_cpu;
   std::optional<std::string> write_error;
   uint64_t ring_buffers_bytes = 0;
   bool operator==(const SamplerSection&) const = default;

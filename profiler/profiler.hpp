@@ -12,9 +12,12 @@
 // Reading it back is perfdata/'s (PipedataReader, MappingTracker).
 // Counting:  Counters (task-clock, instructions, cycles on the benchmark's
 //   process tree, inherit, read at each benchmark window's start and stop).
-// probe_system() reports what the machine allows (for `runner doctor`).
+// probe_system() reports what the machine allows (for `runner doctor`);
+// estimate_capacity() whether it holds a sampling request (the warning
+// before a run, and doctor).
 #pragma once
 
+#include "profiler/capacity.hpp"
 #include "profiler/counters.hpp"
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"

@@ -177,13 +177,37 @@ struct Sampler::Impl {
   mutable std::mutex mutex;
   std::condition_variable drained;  // signalled after every pass
   SamplerStats stats;
-  // The drain thread's: what it writes instead of the kernel's samples
-  // (stack copies blanked above the initial stack area), each buffer's
-  // heads for the pass and time of its last record, the pieces to write.
+  // What a pass counted, per buffer.
+  struct PassCounts {
+    uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
+  };
+  // The buffers one drain thread takes out in each pass. The first group's
+  // thread is the one in run(); the others' copy their records aside.
+  struct DrainGroup {
+    size_t first = 0, end = 0;  // buffers [first, end)
+    StackBlanker::RewriteState rewrite;
+    RecordPieces pieces;
+    std::vector<uint8_t> aside;
+    std::thread thread;
+    uint64_t cpu_ns = 0;  // the thread's CPU time, once it stopped
+  };
+
+  // The drain's: what it writes instead of the kernel's samples (stack
+  // copies cut to the program's stack), each buffer's heads for the pass,
+  // time of its last record and counts.
   std::unique_ptr<StackBlanker> blanker;
   std::vector<uint64_t> heads, ring_times;
-  RecordPieces pieces;
-  std::unique_ptr<SideBandLog> side_band;  // what the mapping replay reads
+  std::vector<PassCounts> buffer_counts;
+  std::vector<std::unique_ptr<DrainGroup>> groups;
+  // A pass for the other groups: its number, how many are still at it.
+  std::mutex group_mutex;
+  std::condition_variable group_cv;
+  uint64_t group_pass = 0;
+  size_t groups_busy = 0;
+  bool groups_stop = false;
+  // What the mapping replay reads, fed in the file's order by run()'s
+  // thread (the other groups' records once they are set aside).
+  std::unique_ptr<SideBandLog> side_band;
   // Without the tracking event, execs outside windows go unseen: each
   // window's start (CLOCK_MONOTONIC) makes every process's area be read
   // again.
@@ -213,18 +237,38 @@ struct Sampler::Impl {
                             const OpenedEvents& opened);
   base::Status start_drain_thread();
 
+  // The drain threads are stopped by finish(); here too when create()
+  // failed after they started.
+  ~Impl() {
+    if (thread.joinable()) {
+      stop.store(true, std::memory_order_release);
+      wake();
+      thread.join();
+    }
+    stop_groups();
+  }
+
   void run();
   // in_window: a pass the benchmark pays for (counted in the stats).
   bool drain_pass(bool in_window = false);
   // The first steps of a pass: the heads to drain to, and what the blanker
   // must know before it rewrites the records up to them.
   void prepare_pass();
-  // What a pass counted.
-  struct PassCounts {
-    uint64_t samples = 0, lost_records = 0, lost_samples = 0, records = 0;
-  };
+  // One buffer's records up to its head, rewritten into `group.pieces`
+  // and counted; returns where the walk stopped (for release()).
+  uint64_t collect_buffer(size_t index, DrainGroup& group);
   // Writes one buffer's records up to its head and gives them back.
-  void write_buffer(size_t index, PassCounts& counts);
+  void write_buffer(size_t index, DrainGroup& group);
+  // Copies a group's records aside and gives them back.
+  void set_aside(DrainGroup& group);
+  // The other groups' part of a pass, and their threads.
+  void run_group(DrainGroup& group);
+  void start_groups();
+  void wait_groups();
+  void stop_groups();
+  void split_groups(uint32_t threads);
+  // Sums a pass's counts into stats (under the mutex).
+  void record_pass(bool in_window);
   void wake();
   // The writer's counters into stats (under the mutex).
   void record_writer_stats();
@@ -277,10 +321,12 @@ void Sampler::Impl::prepare_pass() {
   blanker->resolve();
 }
 
-void Sampler::Impl::write_buffer(size_t index, PassCounts& counts) {
+uint64_t Sampler::Impl::collect_buffer(size_t index, DrainGroup& group) {
   RingBuffer& ring = cpus[index].ring;
-  pieces.clear();
-  const uint64_t stopped = ring.walk(
+  PassCounts& counts = buffer_counts[index];
+  counts = {};
+  group.pieces.clear();
+  return ring.walk(
       ring.tail(), heads[index],
       [&](const perf_event_header& header,
           const RingBuffer::RecordBytes& bytes) {
@@ -294,43 +340,88 @@ void Sampler::Impl::write_buffer(size_t index, PassCounts& counts) {
             counts.lost_samples += lost;
           }
         }
-        if (side_band) side_band->add(header, bytes);
-        if (blanker)
-          blanker->rewrite(header, bytes, pieces);
-        else
-          pieces.add(bytes, 0, header.size);
+        if (side_band && &group == groups.front().get())
+          side_band->add(header, bytes);
+        blanker->rewrite(header, bytes, group.pieces, group.rewrite);
       });
+}
+
+void Sampler::Impl::write_buffer(size_t index, DrainGroup& group) {
+  const uint64_t stopped = collect_buffer(index, group);
   // Straight from the mapping: the kernel gets the space back only after
   // this returns.
-  if (pieces.size() > 0) writer.write_records(pieces.pieces());
-  ring.release(stopped, heads[index]);
+  if (group.pieces.size() > 0) writer.write_records(group.pieces.pieces());
+  cpus[index].ring.release(stopped, heads[index]);
+}
+
+void Sampler::Impl::set_aside(DrainGroup& group) {
+  group.aside.clear();
+  for (size_t i = group.first; i < group.end; ++i) {
+    const uint64_t stopped = collect_buffer(i, group);
+    for (const auto& piece : group.pieces.pieces())
+      group.aside.insert(group.aside.end(), piece.begin(), piece.end());
+    cpus[i].ring.release(stopped, heads[i]);
+  }
+}
+
+void Sampler::Impl::start_groups() {
+  if (groups.size() < 2) return;
+  std::lock_guard<std::mutex> lock(group_mutex);
+  ++group_pass;
+  groups_busy = groups.size() - 1;
+  group_cv.notify_all();
+}
+
+void Sampler::Impl::wait_groups() {
+  if (groups.size() < 2) return;
+  std::unique_lock<std::mutex> lock(group_mutex);
+  group_cv.wait(lock, [&] { return groups_busy == 0; });
 }
 
 bool Sampler::Impl::drain_pass(bool in_window) {
-  PassCounts counts;
   prepare_pass();
-  for (size_t i = 0; i < cpus.size(); ++i) write_buffer(i, counts);
+  start_groups();
+  DrainGroup& own = *groups.front();
+  for (size_t i = own.first; i < own.end; ++i) write_buffer(i, own);
+  wait_groups();
+  for (size_t g = 1; g < groups.size(); ++g) {
+    const std::vector<uint8_t>& aside = groups[g]->aside;
+    if (!aside.empty()) writer.write_records(aside, {});
+    if (side_band) side_band->add_records(aside);
+  }
+  bool wrote = false;
+  for (const PassCounts& counts : buffer_counts) wrote |= counts.records > 0;
   // A round marker lets perf sort and flush what it has read so far: every
   // record of a later pass is newer than all records of the pass before.
-  if (counts.records > 0) {
+  if (wrote) {
     writer.write_finished_round();
     if (side_band) side_band->end_round();
     writer.flush();
   }
+  record_pass(in_window);
+  return wrote;
+}
+
+void Sampler::Impl::record_pass(bool in_window) {
   uint64_t bad = 0;
   for (const CpuBuffer& buffer : cpus) bad += buffer.ring.bad_records();
   std::lock_guard<std::mutex> lock(mutex);
-  stats.samples += counts.samples;
-  stats.lost_records += counts.lost_records;
-  stats.lost_samples += counts.lost_samples;
-  stats.records += counts.records;
+  for (size_t i = 0; i < buffer_counts.size(); ++i) {
+    const PassCounts& counts = buffer_counts[i];
+    stats.samples += counts.samples;
+    stats.lost_records += counts.lost_records;
+    stats.lost_samples += counts.lost_samples;
+    stats.records += counts.records;
+    stats.per_cpu[i].samples += counts.samples;
+    stats.per_cpu[i].lost_samples += counts.lost_samples;
+  }
   stats.drain_passes += 1;
   if (in_window) stats.window_drain_passes += 1;
   stats.bad_records = bad;
-  if (blanker) stats.blanking = blanker->stats();
+  stats.blanking = blanker->stats();
+  for (const auto& group : groups) stats.blanking.add(group->rewrite.stats);
   record_writer_stats();
   drained.notify_all();
-  return counts.records > 0;
 }
 
 void Sampler::Impl::wake() {
@@ -393,9 +484,58 @@ void Sampler::Impl::run() {
       drain_pass(/*in_window=*/in_window && !requested);
   }
   drain_pass();
-  const uint64_t drain_cpu_ns = base::cpu_time_ns(RUSAGE_THREAD);
-  std::lock_guard<std::mutex> lock(mutex);
-  stats.drain_cpu_ns = drain_cpu_ns;
+  groups.front()->cpu_ns = base::cpu_time_ns(RUSAGE_THREAD);
+}
+
+void Sampler::Impl::split_groups(uint32_t threads) {
+  const size_t n = cpus.size();
+  threads = std::clamp<uint32_t>(threads, 1, static_cast<uint32_t>(n));
+  for (uint32_t g = 0; g < threads; ++g) {
+    auto group = std::make_unique<DrainGroup>();
+    group->first = n * g / threads;
+    group->end = n * (g + 1) / threads;
+    groups.push_back(std::move(group));
+  }
+  buffer_counts.resize(n);
+  stats.drain_threads = threads;
+  for (const CpuBuffer& buffer : cpus) stats.per_cpu.push_back({buffer.cpu});
+}
+
+void Sampler::Impl::run_group(DrainGroup& group) {
+  raise_drain_priority();
+  uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(group_mutex);
+      group_cv.wait(lock, [&] { return groups_stop || group_pass != seen; });
+      if (groups_stop) break;
+      seen = group_pass;
+    }
+    set_aside(group);
+    std::lock_guard<std::mutex> lock(group_mutex);
+    --groups_busy;
+    group_cv.notify_all();
+  }
+  group.cpu_ns = base::cpu_time_ns(RUSAGE_THREAD);
+}
+
+void Sampler::Impl::stop_groups() {
+  {
+    std::lock_guard<std::mutex> lock(group_mutex);
+    groups_stop = true;
+    group_cv.notify_all();
+  }
+  for (const auto& group : groups)
+    if (group->thread.joinable()) group->thread.join();
+}
+
+uint32_t drain_threads_for(const SamplerOptions& options, size_t nr_cpus) {
+  const auto cpus = static_cast<uint32_t>(std::max<size_t>(nr_cpus, 1));
+  if (options.drain_threads != 0) return std::min(options.drain_threads, cpus);
+  const uint64_t rate = uint64_t{options.frequency} * cpus;
+  const auto wanted = static_cast<uint32_t>(
+      (rate + kSamplesPerDrainThread - 1) / kSamplesPerDrainThread);
+  return std::clamp<uint32_t>(wanted, 1, std::max<uint32_t>(1, cpus / 2));
 }
 
 uint64_t default_mmap_size(const SamplerOptions& options) {
@@ -426,6 +566,11 @@ base::Status validate_options(const SamplerOptions& options) {
                          EINVAL);
     }
   }
+  if (options.drain_threads > kMaxDrainThreads)
+    return base::Error(
+        "drain threads " + std::to_string(options.drain_threads) +
+            " is invalid: at most " + std::to_string(kMaxDrainThreads),
+        EINVAL);
   if (options.compress_level != 0 &&
       (options.compress_level < RecordCompressor::kMinLevel ||
        options.compress_level > RecordCompressor::kMaxLevel))
@@ -602,6 +747,11 @@ base::Status Sampler::Impl::start_drain_thread() {
   RUNNER_RETURN_IF_ERROR(watch(wake_fd.get()), "drain thread");
   for (const CpuBuffer& buffer : cpus)
     RUNNER_RETURN_IF_ERROR(watch(buffer.sampling.fd()), "drain thread");
+  split_groups(drain_threads_for(options, cpus.size()));
+  for (size_t g = 1; g < groups.size(); ++g) {
+    DrainGroup& group = *groups[g];
+    group.thread = std::thread([this, &group] { run_group(group); });
+  }
   thread = std::thread([this] { run(); });
   return {};
 }
@@ -658,10 +808,14 @@ base::Result<SamplerStats> Sampler::finish() {
   impl_->stop.store(true, std::memory_order_release);
   impl_->wake();
   if (impl_->thread.joinable()) impl_->thread.join();
+  impl_->stop_groups();
   (void)impl_->writer.close();
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->record_writer_stats();
+    impl_->stats.drain_cpu_ns = 0;
+    for (const auto& group : impl_->groups)
+      impl_->stats.drain_cpu_ns += group->cpu_ns;
   }
   if (impl_->stats.write_failed) {
     RUNNER_LOG("profiler", kWarning)

@@ -2,12 +2,21 @@
 // perf.pipedata. Flow: Sampler::create(pid) opens one sampling event and one
 // tracking (dummy side-band) event per online CPU on the suspended child,
 // mmaps one ring buffer per CPU shared by both, writes the pipe header,
-// attrs and features, and starts a drain thread that writes the kernel's
-// records into the file, the samples' stack copies blanked at and above
-// the initial stack area where argv and the environment lie
+// attrs and features, and starts the drain: threads that write the kernel's
+// records into the file, the samples' stack copies cut to the program's
+// stack, below the initial stack area where argv and the environment lie
 // (stack_blanker.hpp). enable()/disable() bracket the measured windows;
 // finish() drains the rest and closes the file. The Sampler owns the fds,
-// mappings, output file and thread.
+// mappings, output file and threads.
+//
+// The drain works in passes, each followed by a FINISHED_ROUND: the first
+// thread waits for any buffer's watermark, takes every buffer's head, and
+// reads what the blanker must know; then each drain thread takes the
+// records of its group of CPUs out of their buffers at once, the first
+// writing its own straight from the buffers and the others copying theirs
+// aside, which the first writes after its own, in the groups' order. So the
+// file is one stream, ordered within rounds as perf's own, and the memory
+// aside is bounded by the buffers.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/base.hpp"
 #include "format/side_band.hpp"
@@ -22,6 +32,12 @@
 #include "profiler/stack_blanker.hpp"
 
 namespace runner::profiler {
+
+// What one CPU's buffer gave.
+struct CpuSamples {
+  int cpu = 0;
+  uint64_t samples = 0, lost_samples = 0;
+};
 
 struct SamplerStats {
   std::string event_name;  // "cycles" or "cpu-clock" actually used
@@ -35,8 +51,10 @@ struct SamplerStats {
   uint64_t bytes_dropped = 0;  // record bytes not written after a failure
   uint64_t bad_records = 0;    // impossible ring buffer headers
   uint64_t nr_cpus = 0;        // per-CPU buffers
-  uint64_t drain_cpu_ns = 0;   // CPU time of the drain thread (at finish)
-  int drain_nice = 0;          // its nice value (-10 where it could be raised)
+  uint64_t drain_cpu_ns = 0;   // CPU time of the drain threads (at finish)
+  int drain_nice = 0;  // their nice value (-10 where it could be raised)
+  uint32_t drain_threads = 0;
+  std::vector<CpuSamples> per_cpu;  // in the order of the buffers
   // --compress: its zstd level (0: off), the kernel record bytes that went
   // into the stream and the COMPRESSED record bytes that came out.
   int compress_level = 0;

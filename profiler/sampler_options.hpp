@@ -27,6 +27,9 @@ struct SamplerOptions {
   // zstd level of perf.pipedata's kernel records (perf record -z), 1..19;
   // 0 writes them uncompressed.
   int compress_level = 0;
+  // Threads that drain the ring buffers, each a group of CPUs (perf record
+  // --threads); 0: drain_threads_for() picks from the sampling rate.
+  uint32_t drain_threads = 0;
   // What perf.pipedata's HEADER_CMDLINE says (what `perf report --header`
   // shows as the cmdline): the runner's own name and subcommand, never the
   // benchmark's arguments. Empty: "runner".
@@ -45,9 +48,20 @@ uint64_t default_mmap_size(const SamplerOptions& options);
 // requested size was already smaller.
 inline constexpr uint64_t kMinMmapSize = 64ULL << 10;
 
+// How many threads drain `nr_cpus` buffers: options.drain_threads when
+// given (at most nr_cpus), else one per kSamplesPerDrainThread samples a
+// second that every CPU busy would give at the chosen frequency, at most
+// one per two CPUs. One thread holds that rate with room to spare (about
+// 1-2 us per sample for typical stacks, bench/perf's scale part); more
+// threads take each group's records out of its ring buffers at once
+// (docs/performance.md, "Capture at scale").
+inline constexpr uint64_t kSamplesPerDrainThread = 64000;
+inline constexpr uint32_t kMaxDrainThreads = 64;
+uint32_t drain_threads_for(const SamplerOptions& options, size_t nr_cpus);
+
 // Clear errors for bad sizes (stack_size 0 / unaligned / > 65528, frequency
 // 0, mmap_size not a power-of-two number of pages, compress_level not 0 or
-// 1..19).
+// 1..19, drain_threads above kMaxDrainThreads).
 base::Status validate_options(const SamplerOptions& options);
 
 }  // namespace runner::profiler

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
+#include <optional>
 
 #include "format/format.hpp"
 
@@ -72,9 +74,24 @@ void StackBlanker::begin_pass() {
 }
 
 void StackBlanker::learn() {
-  if (!active_) return;
-  stacks_.learn();
-  stats_.area_lookups = stacks_.lookups();
+  if (active_) stacks_.learn();
+}
+
+BlankingStats StackBlanker::stats() const {
+  BlankingStats out = own_.stats;
+  out.area_lookups = stacks_.lookups();
+  return out;
+}
+
+void BlankingStats::add(const BlankingStats& other) {
+  samples_blanked += other.samples_blanked;
+  bytes_blanked += other.bytes_blanked;
+  stacks_dropped += other.stacks_dropped;
+  samples_dropped += other.samples_dropped;
+  copied_bytes += other.copied_bytes;
+  kept_bytes += other.kept_bytes;
+  cut_bytes += other.cut_bytes;
+  thread_blocks += other.thread_blocks;
 }
 
 void StackBlanker::resolve() {
@@ -145,60 +162,134 @@ void StackBlanker::scan_side_band(const perf_event_header& header,
 }
 
 std::span<const uint8_t> StackBlanker::contiguous(
-    const RingBuffer::RecordBytes& bytes, size_t size) {
+    const RingBuffer::RecordBytes& bytes, size_t size,
+    std::vector<uint8_t>& scratch) {
   if (bytes.second.empty()) return bytes.first;
-  scratch_.resize(size);
-  bytes.read(0, scratch_.data(), size);
-  return scratch_;
+  scratch.resize(size);
+  bytes.read(0, scratch.data(), size);
+  return scratch;
 }
+
+namespace {
+
+// The bytes a copy of `used` valid bytes keeps: whole words, as the kernel
+// writes the copy (so that the fields after it stay aligned).
+uint64_t words_for(uint64_t used) { return (used + 7) & ~uint64_t{7}; }
+
+// x86-64 glibc puts a thread's control block (struct pthread) at the top
+// of the stack it allocates for the thread, above the thread's static TLS
+// and frames. The block holds the stack protector's canary and the pointer
+// guard (both taken from the process's AT_RANDOM bytes) and pointers into
+// the process. It begins with tcbhead_t: `tcb` and `self` (at +0 and +16)
+// both hold the block's own address, which is 64-byte aligned, and the
+// canary (at +0x28) has a zero low byte. Returns the block's offset in
+// `copy` (which starts at `sp`), if the copy reaches one.
+constexpr uint64_t kTcbAlign = 64, kTcbSelfAt = 16, kTcbCanaryAt = 0x28;
+
+std::optional<uint64_t> thread_block_at(std::span<const uint8_t> copy,
+                                        uint64_t sp) {
+  auto word = [&](uint64_t at) {
+    uint64_t value = 0;
+    std::memcpy(&value, copy.data() + at, sizeof(value));
+    return value;
+  };
+  uint64_t at = (kTcbAlign - sp % kTcbAlign) % kTcbAlign;
+  for (; at + kTcbCanaryAt + 8 <= copy.size(); at += kTcbAlign) {
+    const uint64_t address = sp + at;
+    if (word(at) == address && word(at + kTcbSelfAt) == address &&
+        (word(at + kTcbCanaryAt) & 0xff) == 0)
+      return at;
+  }
+  return std::nullopt;
+}
+
+// The record's header word with a new size.
+uint64_t header_word(perf_event_header header, uint64_t size) {
+  header.size = static_cast<uint16_t>(size);
+  uint64_t word = 0;
+  std::memcpy(&word, &header, sizeof(word));
+  return word;
+}
+
+}  // namespace
 
 void StackBlanker::rewrite(const perf_event_header& header,
                            const RingBuffer::RecordBytes& bytes,
-                           RecordPieces& out) {
+                           RecordPieces& out, RewriteState& state) const {
   if (!active_ || header.type != PERF_RECORD_SAMPLE) {
     out.add(bytes, 0, header.size);
     return;
   }
-  const auto body = contiguous(bytes, header.size).subspan(sizeof(header));
+  const auto body =
+      contiguous(bytes, header.size, state.scratch).subspan(sizeof(header));
+  BlankingStats& stats = state.stats;
   format::perf::UserStackLocation stack;
   if (!layout_.locate(body, &stack)) {
     // Where its copy lies is unknown: it cannot be written safely.
-    ++stats_.samples_dropped;
+    ++stats.samples_dropped;
     return;
   }
   if (stack.size == 0) {
     out.add(bytes, 0, header.size);
     return;
   }
-  // Offset in the copy from which it is zeroed.
-  uint64_t blank_from = 0;
   const auto start =
       stacks_.start_at(static_cast<pid_t>(stack.pid), stack.time);
-  if (start && stack.sp && *stack.sp < *start)
-    blank_from = std::min(stack.size, *start - *stack.sp);
-  const uint64_t cut = std::min(blank_from, stack.dyn_size);
-  if (cut >= stack.size) {
+  // The copy is written cut to the program's stack; not at all when the
+  // area is unknown (a sample without a stack).
+  const bool known = start && stack.sp;
+  const uint64_t valid = known ? program_stack(body, stack, *start, stats) : 0;
+  const uint64_t kept = std::min(stack.size, words_for(valid));
+  stats.copied_bytes += stack.dyn_size;
+  stats.kept_bytes += kept;
+  stats.cut_bytes += stack.size - kept;
+  if (valid >= stack.size) {
     out.add(bytes, 0, header.size);
     return;
   }
-  const bool dropped = !start || !stack.sp;
-  if (dropped) {
-    ++stats_.stacks_dropped;
-  } else if (blank_from < stack.dyn_size) {
-    ++stats_.samples_blanked;
-    stats_.bytes_blanked += stack.dyn_size - blank_from;
+  if (!known) ++stats.stacks_dropped;
+  write_cut(header, bytes, stack, valid, kept, out);
+}
+
+uint64_t StackBlanker::program_stack(
+    std::span<const uint8_t> body, const format::perf::UserStackLocation& stack,
+    uint64_t start, BlankingStats& stats) {
+  const uint64_t sp = *stack.sp;
+  uint64_t end = sp < start ? std::min(stack.dyn_size, start - sp) : 0;
+  if (end < stack.dyn_size) {
+    ++stats.samples_blanked;
+    stats.bytes_blanked += stack.dyn_size - end;
   }
-  stats_.stale_bytes += stack.size - stack.dyn_size;
-  const size_t data_at = sizeof(header) + stack.offset;
-  const size_t data_end = data_at + stack.size;
-  out.add(bytes, 0, data_at + cut);
-  out.add_zeros(stack.size - cut);
-  if (dropped) {
-    out.add_word(0);  // dyn_size: no valid byte
-    out.add(bytes, data_end + 8, header.size - data_end - 8);
-  } else {
-    out.add(bytes, data_end, header.size - data_end);
+  // A thread's copy ends at its control block (a process's first thread
+  // has its block elsewhere).
+  if (stack.tid != stack.pid) {
+    if (const auto block =
+            thread_block_at(body.subspan(stack.offset, end), sp)) {
+      end = *block;
+      ++stats.thread_blocks;
+    }
   }
+  return end;
+}
+
+void StackBlanker::write_cut(const perf_event_header& header,
+                             const RingBuffer::RecordBytes& bytes,
+                             const format::perf::UserStackLocation& stack,
+                             uint64_t valid, uint64_t kept, RecordPieces& out) {
+  const size_t size_at = sizeof(header) + stack.offset - sizeof(uint64_t);
+  const size_t data_end = sizeof(header) + stack.offset + stack.size;
+  // Without a copy there is no dyn_size word either (as the kernel writes a
+  // sample it took no stack for).
+  const uint64_t left_out = stack.size - kept + (kept == 0 ? 8 : 0);
+  out.add_word(header_word(header, header.size - left_out));
+  out.add(bytes, sizeof(header), size_at - sizeof(header));
+  out.add_word(kept);
+  if (kept > 0) {
+    out.add(bytes, size_at + sizeof(uint64_t), valid);
+    out.add_zeros(kept - valid);
+    out.add_word(valid);  // dyn_size: the bytes of the program's stack
+  }
+  out.add(bytes, data_end + 8, header.size - data_end - 8);
 }
 
 }  // namespace runner::profiler

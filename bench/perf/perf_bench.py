@@ -17,11 +17,35 @@
             against perf's post-processing (perf script) of the example.
   size      bench/size: perf.pipedata and folder sizes with and without
             --compress against `perf record -z`.
+  scale     (not in the default parts) what capture costs per sample, for
+            1, 2 and all CPUs busy (`workload threads N`) at each of
+            --scale-configs (Hz:STACK, STACK a dwarf size or fp): `runner
+            exec` (and the --runner-before binary, when given) next to
+            `perf record` on the command (per-CPU events, inherit; same
+            event, user space only, same frequency and call graph; -B, so
+            that perf does no build-id pass after the run), interleaved,
+            --scale-reps times. Per configuration and tool (medians): bytes
+            written per sample (perf.pipedata or perf.data size / samples),
+            the runner's used stack per sample (mean dyn_size of the
+            pipedata's samples), drain CPU per sample in us (runner: the
+            drain thread's drain_cpu_us of perf.metadata; perf: perf
+            record's whole CPU, getrusage minus the workload's own CPU and
+            minus perf's CPU on a command that does no work, its start and
+            end: about 150 ms here, so perf's figures need runs of some
+            thousands of samples; '?' where they are within its noise), own
+            CPU as a share of one core (runner: its run summary;
+            perf: that CPU over the workload's wall time), lost samples (runner:
+            perf.metadata's lost_samples; perf: perf report --stats's
+            LOST_SAMPLES, and the LOST records' counts from perf script
+            --show-lost-events), and the rate one core of drain holds at
+            that cost: 1 s / (drain us per sample).
 
   perf_bench.py --runner build/agent/runner \\
       --harness build/integrations/exec-harness/exec-harness \\
       --workload build/bench/overhead/workload \\
       [--sizes 10000,100000,1000000] [--reps 3] [--parts report,sampling]
+      [--parts scale --scale-seconds 2 --scale-reps 3
+       --runner-before OLD/runner]
 """
 
 import argparse
@@ -35,6 +59,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import scale  # noqa: E402  (bench/perf/scale.py, the scale part)
 
 
 def run(argv, stdout=subprocess.DEVNULL, env=None, cwd=None):
@@ -204,7 +230,18 @@ def main():
     parser.add_argument("--sampling-work", type=int, default=2000000)
     parser.add_argument("--harness", required=True,
                         help="exec-harness, for the size bench")
-    parser.add_argument("--parts", default="report,sampling,finalize,size")
+    parser.add_argument("--parts", default="report,sampling,finalize,size",
+                        help="any of report,sampling,finalize,size,scale")
+    parser.add_argument("--scale-configs",
+                        default="997:8192,10000:8192,10000:32768,10000:fp",
+                        help="scale part: HZ:STACK,... (STACK: a dwarf "
+                        "size in bytes, or fp)")
+    parser.add_argument("--scale-seconds", type=float, default=2.0,
+                        help="scale part: seconds of work per run")
+    parser.add_argument("--scale-reps", type=int, default=3)
+    parser.add_argument("--runner-before", default=None,
+                        help="scale part: a second runner binary (e.g. "
+                        "main's) run in the same interleaved loop")
     parser.add_argument("--workdir", default=None,
                         help="where profiles go (default: a temporary "
                         "directory; 1M samples need about 9 GB)")
@@ -232,6 +269,8 @@ def main():
             sub_bench("finalize/finalize_bench.py",
                       ["--runner", args.runner, "--", example, "--rounds",
                        "2"])
+        if "scale" in parts:
+            scale.scale_part(args, workdir)
         if "size" in parts:
             print("\n== size: perf.pipedata with and without --compress vs "
                   "perf record -z")

@@ -7,6 +7,8 @@
 //                           its initial stack to PATH (32 hex digits and a
 //                           newline), then spins MS (ARGS are ignored: they
 //                           are there to be looked for)
+//   thread_random PATH MS   the same, then spins MS in a second thread
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,27 @@ static int append_random(const char* path) {
   return fclose(out);
 }
 
+static void* spin_thread(void* ms) {
+  hot_spin(*(const uint64_t*)ms);
+  return NULL;
+}
+
+// Spins in a thread of its own (whose stack glibc allocates, with the
+// thread's control block at its top).
+__attribute__((noinline)) static int spin_in_thread(uint64_t ms) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, spin_thread, &ms) != 0) return 1;
+  return pthread_join(thread, NULL) != 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 4 && strcmp(argv[1], "thread_random") == 0) {
+    if (append_random(argv[2]) != 0) {
+      perror(argv[2]);
+      return 1;
+    }
+    return spin_in_thread(strtoull(argv[3], NULL, 10));
+  }
   if (argc >= 4 && strcmp(argv[1], "random") == 0) {
     if (append_random(argv[2]) != 0) {
       perror(argv[2]);
@@ -97,7 +119,7 @@ int main(int argc, char** argv) {
   }
   fprintf(stderr,
           "usage: %s spin MS | fork N MS | exec MS PATH ARGS | early_exit MS "
-          "| random PATH MS [ARGS]\n",
+          "| random PATH MS [ARGS] | thread_random PATH MS\n",
           argv[0]);
   return 2;
 }

@@ -156,16 +156,32 @@ std::vector<std::vector<uint8_t>> pass(
   return written;
 }
 
-// The copy of a sample() as written.
-std::vector<uint8_t> copy_of(const std::vector<uint8_t>& written) {
-  return {written.begin() + kCopyAt, written.begin() + kCopyAt + kCopySize};
+// The copy size word of a sample() as written (the copy is cut to it).
+uint64_t copy_size_of(const std::vector<uint8_t>& written) {
+  uint64_t value = 0;
+  std::memcpy(&value, written.data() + kCopyAt - 8, sizeof(value));
+  return value;
 }
 
-// The dyn_size of a sample() as written.
+// The copy of a sample() as written (empty when it has none).
+std::vector<uint8_t> copy_of(const std::vector<uint8_t>& written) {
+  const uint64_t size = copy_size_of(written);
+  REQUIRE(kCopyAt + size <= written.size());
+  return {written.begin() + kCopyAt, written.begin() + kCopyAt + size};
+}
+
+// The dyn_size of a sample() as written (0 without a copy).
 uint64_t dyn_size_of(const std::vector<uint8_t>& written) {
+  const uint64_t size = copy_size_of(written);
+  if (size == 0) return 0;
   uint64_t value = 0;
-  std::memcpy(&value, written.data() + kCopyAt + kCopySize, sizeof(value));
+  std::memcpy(&value, written.data() + kCopyAt + size, sizeof(value));
   return value;
+}
+
+// The size the record's header gives, which must be the bytes written.
+size_t header_size_of(const std::vector<uint8_t>& written) {
+  return header_of(written).size;
 }
 
 size_t zeros_from(const std::vector<uint8_t>& copy) {
@@ -187,23 +203,24 @@ void learn_in_pass(InitialStacks& stacks, pid_t pid, uint64_t time) {
 }  // namespace
 
 TEST_SUITE("profiler") {
-  TEST_CASE("blanker: bytes at and above the initial stack area are zeroed") {
+  TEST_CASE("blanker: bytes at and above the initial stack area are left out") {
     FakeProc proc;
     proc.start[100] = 0x7000 + 40;
     StackBlanker blanker(dwarf_attr(), proc.lookup());
     // Copy [0x7000, 0x7040): the last 24 bytes lie in the area.
     const auto record = sample(100, 100, 10, 0x7000);
     const auto written = pass(blanker, {record})[0];
-    REQUIRE(written.size() == record.size());
-    CHECK(zeros_from(copy_of(written)) == 40);
+    REQUIRE(written.size() == record.size() - 24);
+    CHECK(header_size_of(written) == written.size());
+    CHECK(copy_of(written) == std::vector<uint8_t>(40, kFill));
+    CHECK(dyn_size_of(written) == 40);
     // Everything around the copy is the record's own.
-    CHECK(
-        std::equal(record.begin(), record.begin() + kCopyAt, written.begin()));
-    CHECK(std::equal(record.begin() + kCopyAt + kCopySize, record.end(),
-                     written.begin() + kCopyAt + kCopySize));
+    CHECK(std::equal(record.begin() + 8, record.begin() + kCopyAt - 8,
+                     written.begin() + 8));
+    CHECK(std::equal(record.begin() + kCopyAt + kCopySize + 8, record.end(),
+                     written.begin() + kCopyAt + 40 + 8));
     CHECK(blanker.stats().samples_blanked == 1);
     CHECK(blanker.stats().bytes_blanked == 24);
-    CHECK(dyn_size_of(written) == kCopySize);
     CHECK(blanker.stats().stacks_dropped == 0);
     // A deep stack whose copy ends below the area is written as it is,
     // straight from the buffer (one piece), with no /proc read again.
@@ -218,31 +235,110 @@ TEST_SUITE("profiler") {
     REQUIRE(pieces.pieces().size() == 1);
     CHECK(pieces.pieces()[0].data() == deep.data());
     CHECK(proc.reads == 1);
-    // A stack pointer at the area itself: the whole copy.
-    CHECK(zeros_from(
-              copy_of(pass(blanker, {sample(100, 100, 12, 0x7028)})[0])) == 0);
+    // A stack pointer at the area itself: no copy at all.
+    CHECK(copy_of(pass(blanker, {sample(100, 100, 12, 0x7028)})[0]).empty());
   }
 
-  TEST_CASE("blanker: an unknown process's copy is zeroed whole and counted") {
+  TEST_CASE("blanker: an unknown process's copy is not written, counted") {
     FakeProc proc;  // nothing readable: gone, or start_stack hidden
     StackBlanker blanker(dwarf_attr(), proc.lookup());
-    const auto written = pass(blanker, {sample(200, 200, 10, 0x1000)})[0];
-    CHECK(zeros_from(copy_of(written)) == 0);
-    // Readers see a sample without a stack, not a stack of zeros.
+    const auto record = sample(200, 200, 10, 0x1000);
+    const auto written = pass(blanker, {record})[0];
+    // Readers see a sample without a stack (size 0, no dyn_size word), as
+    // the kernel writes one it took no stack for; the rest is the record's.
+    CHECK(copy_size_of(written) == 0);
     CHECK(dyn_size_of(written) == 0);
-    CHECK(written.size() == sample(200, 200, 10, 0x1000).size());
+    REQUIRE(written.size() == record.size() - kCopySize - 8);
+    CHECK(header_size_of(written) == written.size());
+    CHECK(std::equal(written.begin() + 8, written.begin() + kCopyAt - 8,
+                     record.begin() + 8));
     CHECK(blanker.stats().stacks_dropped == 1);
     CHECK(blanker.stats().samples_blanked == 0);
+    CHECK(blanker.stats().cut_bytes == kCopySize);
   }
 
-  TEST_CASE("blanker: the bytes after dyn_size are zeroed (stale buffer)") {
+  TEST_CASE("blanker: a copy is cut to the stack it used (dyn_size)") {
     FakeProc proc;
     proc.start[100] = 0x9000;  // far above the copy
     StackBlanker blanker(dwarf_attr(), proc.lookup());
-    const auto written = pass(blanker, {sample(100, 100, 10, 0x7000, 16)})[0];
-    CHECK(zeros_from(copy_of(written)) == 16);
-    CHECK(blanker.stats().stale_bytes == kCopySize - 16);
+    const auto record = sample(100, 100, 10, 0x7000, 16);
+    const auto written = pass(blanker, {record})[0];
+    REQUIRE(written.size() == record.size() - (kCopySize - 16));
+    CHECK(header_size_of(written) == written.size());
+    CHECK(copy_size_of(written) == 16);
+    CHECK(dyn_size_of(written) == 16);
+    CHECK(copy_of(written) == std::vector<uint8_t>(16, kFill));
+    // Everything before the copy and after its dyn_size is the record's.
+    CHECK(std::equal(written.begin() + 8, written.begin() + kCopyAt - 8,
+                     record.begin() + 8));
+    CHECK(std::equal(written.begin() + kCopyAt + 24, written.end(),
+                     record.begin() + kCopyAt + kCopySize + 8));
+    CHECK(blanker.stats().copied_bytes == 16);
+    CHECK(blanker.stats().kept_bytes == 16);
+    CHECK(blanker.stats().cut_bytes == kCopySize - 16);
     CHECK(blanker.stats().samples_blanked == 0);
+    // A dyn_size that is not whole words keeps the word it ends in.
+    const auto odd = pass(blanker, {sample(100, 100, 11, 0x7000, 20)})[0];
+    CHECK(copy_size_of(odd) == 24);
+    CHECK(dyn_size_of(odd) == 20);
+    // (its bytes past dyn_size are the ring's leftovers: zeros)
+    CHECK(zeros_from(copy_of(odd)) == 20);
+    // Nothing used: an empty copy that still has its dyn_size word.
+    const auto none = pass(blanker, {sample(100, 100, 12, 0x7000, 0)})[0];
+    CHECK(copy_size_of(none) == 0);
+    CHECK(header_size_of(none) == none.size());
+  }
+
+  TEST_CASE("blanker: a cut copy that reaches the initial area") {
+    FakeProc proc;
+    proc.start[100] = 0x7000 + 20;
+    StackBlanker blanker(dwarf_attr(), proc.lookup());
+    const auto written = pass(blanker, {sample(100, 100, 10, 0x7000, 40)})[0];
+    // Cut at the area (in whole words, zeros after it), dyn_size with it.
+    CHECK(copy_size_of(written) == 24);
+    CHECK(zeros_from(copy_of(written)) == 20);
+    CHECK(dyn_size_of(written) == 20);
+    CHECK(blanker.stats().bytes_blanked == 20);
+    CHECK(blanker.stats().kept_bytes == 24);
+  }
+
+  TEST_CASE("blanker: a thread's copy ends at its control block") {
+    FakeProc proc;
+    proc.start[100] = 0x9000;  // far above the copies
+    StackBlanker blanker(dwarf_attr(), proc.lookup());
+    // Copies from 0x6ff0 with a block at 0x7000 (64-byte aligned, 0x10 into
+    // the copy): its own address at +0 and +16, a canary with a zero low
+    // byte at +0x28.
+    auto with_block = [](std::vector<uint8_t> record) {
+      auto put = [&](size_t at, uint64_t value) {
+        std::memcpy(record.data() + kCopyAt + at, &value, sizeof(value));
+      };
+      put(0x10, 0x7000);
+      put(0x20, 0x7000);
+      put(0x38, 0x1122334455667700);
+      return record;
+    };
+    const auto thread = with_block(sample(100, 101, 10, 0x6ff0));
+    auto written = pass(blanker, {thread})[0];
+    CHECK(copy_size_of(written) == 0x10);
+    CHECK(dyn_size_of(written) == 0x10);
+    CHECK(header_size_of(written) == written.size());
+    CHECK(blanker.stats().thread_blocks == 1);
+    // The first thread's block is not on its stack: nothing is looked for.
+    written = pass(blanker, {with_block(sample(100, 100, 11, 0x6ff0))})[0];
+    CHECK(copy_size_of(written) == kCopySize);
+    CHECK(blanker.stats().thread_blocks == 1);
+    // Not a block: the canary's low byte is not zero, or `self` differs.
+    auto fake = thread;
+    fake[kCopyAt + 0x38] = 1;
+    CHECK(copy_size_of(pass(blanker, {fake})[0]) == kCopySize);
+    fake = thread;
+    fake[kCopyAt + 0x20] ^= 0x40;
+    CHECK(copy_size_of(pass(blanker, {fake})[0]) == kCopySize);
+    // Not at a 64-byte boundary.
+    const auto shifted = with_block(sample(100, 101, 12, 0x6ff8));
+    CHECK(copy_size_of(pass(blanker, {shifted})[0]) == kCopySize);
+    CHECK(blanker.stats().thread_blocks == 1);
   }
 
   TEST_CASE("blanker: a record that wraps the buffer's end") {
@@ -262,7 +358,23 @@ TEST_SUITE("profiler") {
     blanker.resolve();
     RecordPieces pieces;
     blanker.rewrite(header_of(record), bytes, pieces);
-    CHECK(zeros_from(copy_of(joined(pieces))) == 8);
+    CHECK(copy_of(joined(pieces)) == std::vector<uint8_t>(8, kFill));
+    // Cut to its dyn_size across the wrap: the same bytes as unwrapped.
+    const auto cut = sample(100, 100, 11, 0x7000, 32);
+    const auto whole_written = pass(blanker, {cut})[0];
+    for (size_t at :
+         {size_t{8}, kCopyAt - 4, kCopyAt + 20, kCopyAt + 40, cut.size() - 8}) {
+      std::vector<uint8_t> first(cut.begin(), cut.begin() + at);
+      std::vector<uint8_t> second(cut.begin() + at, cut.end());
+      RingBuffer::RecordBytes split_bytes{first, second};
+      blanker.begin_pass();
+      blanker.scan(header_of(cut), split_bytes, true, &ring_time);
+      blanker.learn();
+      blanker.resolve();
+      RecordPieces split_pieces;
+      blanker.rewrite(header_of(cut), split_bytes, split_pieces);
+      CHECK(joined(split_pieces) == whole_written);
+    }
   }
 
   TEST_CASE("blanker: frame-pointer samples are left alone") {
