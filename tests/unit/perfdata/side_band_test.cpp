@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -62,10 +63,12 @@ Recorded record(const std::vector<std::string>& argv,
 }
 
 profiler::SamplerOptions options_for(profiler::CallGraphMode mode,
-                                     uint32_t frequency) {
+                                     uint32_t frequency,
+                                     uint32_t drain_threads = 1) {
   profiler::SamplerOptions options;
   options.call_graph = mode;
   options.frequency = frequency;
+  options.drain_threads = drain_threads;
   return options;
 }
 
@@ -184,6 +187,7 @@ TEST_CASE("perf: side-band records replay like the file they were kept of") {
     std::vector<std::string> argv;
     profiler::CallGraphMode mode;
     uint32_t frequency;
+    uint32_t drain_threads = 1;
   };
   const std::vector<Case> cases = {
       {"hot loop, dwarf",
@@ -194,6 +198,12 @@ TEST_CASE("perf: side-band records replay like the file they were kept of") {
        {helper("fork_children"), "40", "5"},
        profiler::CallGraphMode::kDwarf,
        4000},
+      {"40 forked children, dwarf, a drain thread per CPU",
+       {helper("fork_children"), "40", "5"},
+       profiler::CallGraphMode::kDwarf,
+       4000,
+       static_cast<uint32_t>(
+           std::max(2u, std::thread::hardware_concurrency()))},
       {"40 forked children, frame pointers",
        {helper("fork_children"), "40", "5"},
        profiler::CallGraphMode::kFramePointer,
@@ -208,7 +218,7 @@ TEST_CASE("perf: side-band records replay like the file they were kept of") {
   for (const Case& c : cases) {
     INFO(std::string(c.name));
     const Recorded run =
-        record(c.argv, options_for(c.mode, c.frequency),
+        record(c.argv, options_for(c.mode, c.frequency, c.drain_threads),
                dir.file("perf" + std::to_string(index++) + ".pipedata"));
     REQUIRE(run.stats.samples > 0);
     const uint64_t forks = check_same_replay(run);
