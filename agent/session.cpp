@@ -581,6 +581,7 @@ void Session::finish_sampler() {
   } else {
     RUNNER_LOG(kLog, kError) << "finishing sampling: " << stats.error().what();
   }
+  if (stats) side_band_ = sampler_->take_side_band();
   sampler_.reset();
 }
 
@@ -657,6 +658,7 @@ base::Status Session::write_artifacts() {
   input.run = std::move(run_);
   input.sampler_options = options_.sampler;
   input.sampler_stats = sampler_stats_;
+  input.side_band = std::move(side_band_);
   input.snapshots = std::move(snapshots_);
   input.profiled = sampler_stats_.has_value();
   input.use_cache = options_.cache;

@@ -131,6 +131,8 @@ class Session {
   // What the run collected.
   fifo::RunData run_;
   std::optional<profiler::SamplerStats> sampler_stats_;
+  // The sampler's side-band records, for finalize's mapping replay.
+  std::optional<format::perf::SideBandRecords> side_band_;
   // Nothing reached the FIFO and no results were written (first_contact.hpp).
   bool no_protocol_ = false;
   // The runner's own CPU time and the clock when sampling started (the run

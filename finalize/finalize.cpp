@@ -156,6 +156,34 @@ struct Mappings {
   perfdata::TrackingStats stats;
 };
 
+// The side-band records of perf.pipedata into the tracker: those the
+// sampler kept while it wrote the file, which cost what they weigh, else
+// the file's, read whole.
+void replay_side_band(const FinalizeInput& input,
+                      const format::ProfileLayout& layout,
+                      perfdata::MappingTracker& tracker) {
+  const auto& kept = input.side_band;
+  if (kept && kept->usable()) {
+    RUNNER_LOG(kLog, kDebug)
+        << "mappings: replaying the sampler's side-band records ("
+        << kept->stream.size() << " bytes, " << kept->samples.size()
+        << " sample marks), not perf.pipedata";
+    if (auto st = tracker.replay_records(*kept); !st)
+      RUNNER_LOG(kLog, kWarning)
+          << "replaying the side-band records: " << st.error().what()
+          << " (using what was read)";
+    return;
+  }
+  RUNNER_LOG(kLog, kDebug) << "mappings: reading perf.pipedata ("
+                           << (kept ? kept->incomplete
+                                    : std::string("no side-band records"))
+                           << ")";
+  if (auto st = tracker.replay_file(layout.pipedata()); !st) {
+    RUNNER_LOG(kLog, kWarning) << "reading perf.pipedata: " << st.error().what()
+                               << " (using what was read)";
+  }
+}
+
 // Replays the side-band records of perf.pipedata, then backfills from the
 // /proc snapshots: every executable mapping of the benchmark's processes.
 Mappings replay_mappings(FinalizeInput& input,
@@ -172,13 +200,7 @@ Mappings replay_mappings(FinalizeInput& input,
   // the live processes, not every process the benchmark forked.
   tracker.set_unsampled_exited_limit(kUnsampledExitedKept);
   if (vdso) tracker.set_vdso_image(*vdso);
-  if (input.profiled) {
-    if (auto st = tracker.replay_file(layout.pipedata()); !st) {
-      RUNNER_LOG(kLog, kWarning)
-          << "reading perf.pipedata: " << st.error().what()
-          << " (using what was read)";
-    }
-  }
+  if (input.profiled) replay_side_band(input, layout, tracker);
   Mappings out;
   for (const auto& snapshot : input.snapshots)
     if (snapshot.uid) out.uids.emplace(snapshot.pid, *snapshot.uid);

@@ -35,6 +35,9 @@ struct FinalizeInput {
   fifo::RunData run;
   profiler::SamplerOptions sampler_options;
   std::optional<profiler::SamplerStats> sampler_stats;
+  // The side-band records the sampler kept (Sampler::take_side_band): when
+  // usable, the mappings are replayed from them instead of perf.pipedata.
+  std::optional<format::perf::SideBandRecords> side_band;
   std::vector<perfdata::ProcSnapshot> snapshots;
   bool profiled = false;
   // Reuse per-file artifacts through the finalize cache

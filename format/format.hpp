@@ -19,6 +19,8 @@
 //    report/.
 //  - perf_records: perf.pipedata record layouts (format::perf), encoded for
 //    profiler/'s writer and decoded for perfdata/'s reader.
+//  - side_band: SideBandRecords, the side-band records the profiler keeps in
+//    memory for perfdata/'s mapping replay.
 //  - proc_maps: /proc/<pid>/maps lines.
 //  - proc_stat: where /proc/<pid>/stat says the initial stack area lies.
 //  - perf_map: perf-<pid>.map lines (JIT symbols).
@@ -53,6 +55,7 @@
 #include "format/quantities.hpp"
 #include "format/run_counters.hpp"
 #include "format/s3_xml.hpp"
+#include "format/side_band.hpp"
 #include "format/store_record.hpp"
 #include "format/symbols_map.hpp"
 #include "format/trampoline_cfi.hpp"

@@ -39,12 +39,12 @@ bool is_side_band(const Record& r) {
 
 // A sample reduced to what the tracker needs (its pid and time): no call
 // chain, registers or stack copy is kept.
-Record sample_marker(const SampleRecord& sample) {
+Record sample_marker(uint32_t pid, uint32_t tid, uint64_t time) {
   Record r;
   r.kind = RecordKind::kSample;
-  r.sample.pid = sample.pid;
-  r.sample.tid = sample.tid;
-  r.sample.time = sample.time;
+  r.sample.pid = pid;
+  r.sample.tid = tid;
+  r.sample.time = time;
   return r;
 }
 
@@ -274,73 +274,148 @@ void MappingTracker::apply(const Record& record) {
   }
 }
 
+namespace {
+
+// The replay of one stream: records are applied in time order within the
+// rounds (see replay_file), or in stream order when they have no time.
+class Replay {
+ public:
+  Replay(MappingTracker& tracker, PipedataReader& reader,
+         const format::perf::SideBandRecords* side_band)
+      : tracker_(tracker), reader_(reader), side_band_(side_band) {}
+
+  base::Status run() {
+    base::Status status;
+    Record record;
+    while (true) {
+      auto more = reader_.next_into(record, /*copy_stack=*/false);
+      if (!more) {
+        status = std::move(more).error();
+        break;
+      }
+      if (!*more) break;
+      if (side_band_ != nullptr) take_samples_before(reader_.record_offset());
+      take(record);
+    }
+    if (side_band_ != nullptr) take_samples_before(UINT64_MAX);
+    flush(UINT64_MAX);
+    return status;
+  }
+
+ private:
+  void take(Record& record) {
+    if (!checked_attrs_ && record.kind != RecordKind::kAttr &&
+        record.kind != RecordKind::kFeature)
+      check_attrs();
+    if (record.kind == RecordKind::kFinishedRound) {
+      if (side_band_ != nullptr) newest_ = std::max(newest_, round_newest());
+      if (timed_) {
+        flush(applied_up_to_);
+        applied_up_to_ = newest_;
+      }
+      return;
+    }
+    if (record.kind == RecordKind::kSample) {
+      push(sample_marker(record.sample.pid, record.sample.tid,
+                         record.sample.time));
+    } else if (is_side_band(record)) {
+      push(std::move(record));
+      record = Record{};
+    }
+  }
+
+  // perf writes each CPU's buffer in turn, so records are only ordered
+  // within a round; sort by time when every record has one (attrs with
+  // sample_id_all + TIME), else the file order is the best there is.
+  void check_attrs() {
+    checked_attrs_ = true;
+    timed_ = !reader_.attrs().empty();
+    for (const EventAttr& a : reader_.attrs())
+      if (!a.attr.sample_id_all || !(a.attr.sample_type & PERF_SAMPLE_TIME))
+        timed_ = false;
+  }
+
+  void push(Record record) {
+    if (!timed_) {
+      tracker_.apply(record);  // file order
+      return;
+    }
+    newest_ = std::max(newest_, record_time(record));
+    pending_.push_back(std::move(record));
+  }
+
+  // The side-band records' samples that came before the stream's record at
+  // `offset`.
+  void take_samples_before(uint64_t offset) {
+    const auto& samples = side_band_->samples;
+    for (; next_sample_ < samples.size() && samples[next_sample_].at <= offset;
+         ++next_sample_) {
+      const auto& s = samples[next_sample_];
+      if (!checked_attrs_) check_attrs();
+      push(sample_marker(s.pid, s.tid, s.time));
+    }
+  }
+
+  // The newest sample time up to the round marker just read, the samples
+  // the side-band records left out included.
+  uint64_t round_newest() {
+    const auto& rounds = side_band_->rounds;
+    const uint64_t at = reader_.record_offset();
+    while (next_round_ < rounds.size() && rounds[next_round_].at < at)
+      ++next_round_;
+    if (next_round_ < rounds.size() && rounds[next_round_].at == at)
+      return rounds[next_round_].newest_sample;
+    return 0;
+  }
+
+  // Applies the pending records up to `limit` in time order and keeps the
+  // rest (stable: records of one time keep their file order).
+  void flush(uint64_t limit) {
+    auto by_time = [](const Record& a, const Record& b) {
+      return record_time(a) < record_time(b);
+    };
+    std::stable_sort(pending_.begin(), pending_.end(), by_time);
+    auto end = std::upper_bound(
+        pending_.begin(), pending_.end(), limit,
+        [](uint64_t t, const Record& r) { return t < record_time(r); });
+    for (auto it = pending_.begin(); it != end; ++it) tracker_.apply(*it);
+    pending_.erase(pending_.begin(), end);
+  }
+
+  MappingTracker& tracker_;
+  PipedataReader& reader_;
+  const format::perf::SideBandRecords* side_band_;
+  // Records read but not applied yet; `applied_up_to_` is the newest time
+  // of the records read before the last round marker.
+  std::vector<Record> pending_;
+  uint64_t newest_ = 0, applied_up_to_ = 0;
+  bool timed_ = false, checked_attrs_ = false;
+  size_t next_sample_ = 0, next_round_ = 0;
+};
+
+}  // namespace
+
 base::Status MappingTracker::replay_file(const std::string& pipedata_path) {
   auto reader = PipedataReader::open(pipedata_path);
   if (!reader) {
     ++stats_.replay_errors;
     return std::move(reader).error();
   }
-  // Records read but not applied yet; `applied_up_to` is the newest time of
-  // the records read before the last round marker.
-  std::vector<Record> pending;
-  uint64_t newest = 0, applied_up_to = 0;
-  bool timed = false, checked_attrs = false;
-  auto by_time = [](const Record& a, const Record& b) {
-    return record_time(a) < record_time(b);
-  };
-  // Applies the pending records up to `limit` in time order and keeps the
-  // rest (stable: records of one time keep their file order).
-  auto flush = [&](uint64_t limit) {
-    std::stable_sort(pending.begin(), pending.end(), by_time);
-    auto end = std::upper_bound(
-        pending.begin(), pending.end(), limit,
-        [](uint64_t t, const Record& r) { return t < record_time(r); });
-    for (auto it = pending.begin(); it != end; ++it) apply(*it);
-    pending.erase(pending.begin(), end);
-  };
-  base::Status status;
-  while (true) {
-    auto next = reader->next();
-    if (!next) {
-      ++stats_.replay_errors;
-      status = std::move(next).error();
-      break;
-    }
-    if (!next->has_value()) break;
-    Record& record = **next;
-    if (!checked_attrs && record.kind != RecordKind::kAttr &&
-        record.kind != RecordKind::kFeature) {
-      // perf writes each CPU's buffer in turn, so records are only ordered
-      // within a round; sort by time when every record has one (attrs with
-      // sample_id_all + TIME), else the file order is the best there is.
-      checked_attrs = true;
-      timed = !reader->attrs().empty();
-      for (const EventAttr& a : reader->attrs())
-        if (!a.attr.sample_id_all || !(a.attr.sample_type & PERF_SAMPLE_TIME))
-          timed = false;
-    }
-    if (record.kind == RecordKind::kFinishedRound) {
-      if (timed) {
-        flush(applied_up_to);
-        applied_up_to = newest;
-      }
-      continue;
-    }
-    if (record.kind == RecordKind::kSample) {
-      pending.push_back(sample_marker(record.sample));
-    } else if (is_side_band(record)) {
-      pending.push_back(std::move(record));
-    } else {
-      continue;
-    }
-    if (!timed) {
-      apply(pending.back());  // file order
-      pending.clear();
-      continue;
-    }
-    newest = std::max(newest, record_time(pending.back()));
+  base::Status status = Replay(*this, *reader, nullptr).run();
+  if (!status) ++stats_.replay_errors;
+  return status;
+}
+
+base::Status MappingTracker::replay_records(
+    const format::perf::SideBandRecords& records) {
+  auto reader =
+      PipedataReader::open_memory(records.stream, "side-band records");
+  if (!reader) {
+    ++stats_.replay_errors;
+    return std::move(reader).error();
   }
-  flush(UINT64_MAX);
+  base::Status status = Replay(*this, *reader, &records).run();
+  if (!status) ++stats_.replay_errors;
   return status;
 }
 

@@ -82,6 +82,11 @@ class MappingTracker {
   // applied, the Error is returned (and counted in stats().replay_errors);
   // the tracker state stays usable.
   base::Status replay_file(const std::string& pipedata_path);
+  // The same from the side-band records the profiler kept while it wrote
+  // the file (format::perf::SideBandRecords, usable()): the same mappings,
+  // tracked pids and stats as replay_file on that file, at the cost of the
+  // side-band records rather than of the whole file.
+  base::Status replay_records(const format::perf::SideBandRecords& records);
   // One record, in time order: side-band records change the mappings, a
   // sample marks its pid as sampled; other kinds are ignored.
   void apply(const Record& record);

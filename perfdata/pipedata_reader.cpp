@@ -54,6 +54,7 @@ struct PipedataReader::Impl {
   size_t buf_size = 0;
   // Regular files: the current window of the file, mapped.
   bool mapped = false;
+  bool in_memory = false;  // open_memory: data holds the whole stream
   uint64_t file_size = 0;
   // Shared: a caller may keep a window alive past the reader's next move
   // (last_stack_owner) to read a stack copy where it lies.
@@ -82,6 +83,7 @@ struct PipedataReader::Impl {
   // COMPRESSED record (errors name it).
   RecordInflater inflater;
   uint64_t compressed_offset = 0;
+  uint64_t delivered_offset = 0;  // of the record last delivered
 
   base::Error fail(std::string message) {
     done = true;
@@ -91,7 +93,7 @@ struct PipedataReader::Impl {
   // Makes at least `need` (<= buf_size) bytes available; returns how many
   // are (fewer only at end of file).
   base::Result<size_t> fill(size_t need) {
-    if (end - begin >= need) return end - begin;
+    if (end - begin >= need || in_memory) return end - begin;
     if (mapped) return fill_window();
     if (begin > 0) {
       std::memmove(buf.get(), data + begin, end - begin);
@@ -402,6 +404,7 @@ struct PipedataReader::Impl {
         continue;
       }
       reset(&record);
+      delivered_offset = offset;
       bool keep = decode(**header, data + begin, &record);
       last_in_window = mapped;
       if (auto st = consume_record(**header); !st) return std::move(st).error();
@@ -414,6 +417,7 @@ struct PipedataReader::Impl {
   // A record decoded out of COMPRESSED ones, delivered as if it had been
   // in the file: true when it is kept.
   bool deliver(std::span<const uint8_t> rec, Record& record) {
+    delivered_offset = compressed_offset;
     perf_event_header h;
     std::memcpy(&h, rec.data(), kHeaderSize);
     reset(&record);
@@ -544,6 +548,21 @@ base::Result<PipedataReader> PipedataReader::open(const std::string& path,
   return PipedataReader(std::move(impl));
 }
 
+base::Result<PipedataReader> PipedataReader::open_memory(
+    std::span<const uint8_t> stream, const std::string& name) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = name;
+  impl->in_memory = true;
+  impl->eof = true;
+  impl->data = stream.data();
+  impl->end = stream.size();
+  if (stream.empty()) return base::Error(name + ": empty, not a perf.data");
+  if (auto header = pf::check_pipe_header(stream); !header)
+    return std::move(header).error().context(name);
+  impl->consume(pf::kPipeHeaderSize);
+  return PipedataReader(std::move(impl));
+}
+
 PipedataReader::PipedataReader(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 PipedataReader::PipedataReader(PipedataReader&&) noexcept = default;
@@ -571,6 +590,10 @@ std::span<const uint8_t> PipedataReader::last_stack() const {
 std::shared_ptr<const void> PipedataReader::last_stack_owner() const {
   if (!impl_->last_in_window || impl_->last_stack.empty()) return nullptr;
   return impl_->window;
+}
+
+uint64_t PipedataReader::record_offset() const {
+  return impl_->delivered_offset;
 }
 
 const std::vector<EventAttr>& PipedataReader::attrs() const {

@@ -87,6 +87,10 @@ class PipedataReader {
   // must be in pipe mode; a perf.data file header is rejected clearly.
   static base::Result<PipedataReader> open(
       const std::string& path, Source source = Source::kRegularFile);
+  // Reads a pipe stream held in memory (`name` stands for it in errors);
+  // the bytes must outlive the reader.
+  static base::Result<PipedataReader> open_memory(
+      std::span<const uint8_t> stream, const std::string& name);
   PipedataReader(PipedataReader&&) noexcept;
   PipedataReader& operator=(PipedataReader&&) noexcept;
   ~PipedataReader();
@@ -109,6 +113,10 @@ class PipedataReader {
   // or other stream, a record decoded out of PERF_RECORD_COMPRESSED): copy
   // it then.
   std::shared_ptr<const void> last_stack_owner() const;
+
+  // Where the record last delivered starts in the file (for one decoded
+  // out of PERF_RECORD_COMPRESSED: where that COMPRESSED record starts).
+  uint64_t record_offset() const;
 
   const std::vector<EventAttr>& attrs() const;
   // The attr an identifier belongs to, or nullptr.

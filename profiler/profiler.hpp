@@ -6,7 +6,9 @@
 //   buffers and a drain thread that appends the records to perf.pipedata
 //   (perf's pipe format, readable by `perf script`), with StackBlanker
 //   zeroing what the samples' stack copies hold of the initial stack area
-//   (argv, environment, auxv; InitialStacks says where it lies).
+//   (argv, environment, auxv; InitialStacks says where it lies), and
+//   SideBandLog keeping the side-band records it writes for the mapping
+//   replay after the run.
 // Reading it back is perfdata/'s (PipedataReader, MappingTracker).
 // Counting:  Counters (task-clock, instructions, cycles on the benchmark's
 //   process tree, inherit, read at each benchmark window's start and stop).
@@ -21,4 +23,5 @@
 #include "profiler/probe.hpp"
 #include "profiler/sampler.hpp"
 #include "profiler/sampler_options.hpp"
+#include "profiler/side_band_log.hpp"
 #include "profiler/stack_blanker.hpp"

@@ -27,6 +27,7 @@
 #include "profiler/pipedata_writer.hpp"
 #include "profiler/probe.hpp"
 #include "profiler/ring_buffer.hpp"
+#include "profiler/side_band_log.hpp"
 #include "profiler/stack_blanker.hpp"
 
 namespace runner::profiler {
@@ -204,6 +205,9 @@ struct Sampler::Impl {
   uint64_t group_pass = 0;
   size_t groups_busy = 0;
   bool groups_stop = false;
+  // What the mapping replay reads, fed in the file's order by run()'s
+  // thread (the other groups' records once they are set aside).
+  std::unique_ptr<SideBandLog> side_band;
   // Without the tracking event, execs outside windows go unseen: each
   // window's start (CLOCK_MONOTONIC) makes every process's area be read
   // again.
@@ -336,6 +340,8 @@ uint64_t Sampler::Impl::collect_buffer(size_t index, DrainGroup& group) {
             counts.lost_samples += lost;
           }
         }
+        if (side_band && &group == groups.front().get())
+          side_band->add(header, bytes);
         blanker->rewrite(header, bytes, group.pieces, group.rewrite);
       });
 }
@@ -381,6 +387,7 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   for (size_t g = 1; g < groups.size(); ++g) {
     const std::vector<uint8_t>& aside = groups[g]->aside;
     if (!aside.empty()) writer.write_records(aside, {});
+    if (side_band) side_band->add_records(aside);
   }
   bool wrote = false;
   for (const PassCounts& counts : buffer_counts) wrote |= counts.records > 0;
@@ -388,6 +395,7 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   // record of a later pass is newer than all records of the pass before.
   if (wrote) {
     writer.write_finished_round();
+    if (side_band) side_band->end_round();
     writer.flush();
   }
   record_pass(in_window);
@@ -711,6 +719,7 @@ base::Status Sampler::Impl::write_header(const std::string& output_path,
   for (const EventDesc& desc : events) writer.write_attr(desc.attr, desc.ids);
   write_features(writer, options, events);
   blanker = std::make_unique<StackBlanker>(opened.sample_attr);
+  side_band = std::make_unique<SideBandLog>(events);
   if (options.compress_level != 0)
     RUNNER_RETURN_IF_ERROR(writer.enable_compression(options.compress_level),
                            "creating the perf output");
@@ -824,5 +833,16 @@ SamplerStats Sampler::stats() const {
 }
 
 const std::string& Sampler::event_name() const { return impl_->event_name; }
+
+format::perf::SideBandRecords Sampler::take_side_band() {
+  if (!impl_->finished || !impl_->side_band) {
+    format::perf::SideBandRecords none;
+    none.incomplete = "the sampler did not finish";
+    return none;
+  }
+  if (impl_->stats.write_failed)
+    impl_->side_band->set_incomplete("perf.pipedata's writing failed");
+  return impl_->side_band->take();
+}
 
 }  // namespace runner::profiler

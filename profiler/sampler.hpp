@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/base.hpp"
+#include "format/side_band.hpp"
 #include "profiler/sampler_options.hpp"
 #include "profiler/stack_blanker.hpp"
 
@@ -81,6 +82,10 @@ class Sampler {
   // thread. A write failure is reported in the stats, not as an Error.
   base::Result<SamplerStats> finish();
   SamplerStats stats() const;  // snapshot, thread-safe
+  // After finish(): the side-band records written (SideBandLog), for the
+  // mapping replay; once (the log is empty afterwards). Incomplete when the
+  // output's writing failed or the log passed its memory cap.
+  format::perf::SideBandRecords take_side_band();
   const std::string& event_name() const;
 
   struct Impl;

@@ -17,11 +17,22 @@ For each round (interleaved, so machine drift hits every kind alike):
 
 The runner's times come from its summary line
   runner: finalize: N files, M from cache, T ms (symbols S ms)
-(T: all of finalize: mapping replay, artifacts, perf maps, metadata).
+(T: all of finalize: mapping replay, artifacts, perf maps, metadata), next
+to the size of the profile's perf.pipedata: the mapping replay reads the
+side-band records the sampler kept, so T should not follow that size.
 Prints medians and the ratios second-run ms and first-run / perf script.
 
   finalize_bench.py --runner build/agent/runner [--rounds 5] \\
+      [--exec] [--runner-arg=-F --runner-arg=10000 ...] [--no-perf] \\
       [-- WORKLOAD ARGS...]   (default: build/integrations/examples/bench_example --rounds 2)
+
+--exec profiles the workload with `runner exec` (one measured round, no
+warmup: a program without a CodSpeed integration), e.g. a profile of
+gigabytes:
+  finalize_bench.py --exec --no-perf --rounds 3 \\
+      --runner-arg=-F --runner-arg=10000 \\
+      --runner-arg=--call-graph --runner-arg=dwarf,32768 \\
+      -- build/bench/overhead/workload threads 2 1500000
 """
 
 import argparse
@@ -46,26 +57,39 @@ def parse_args():
     p.add_argument("--runner", default="build/agent/runner")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--perf", default="perf")
+    p.add_argument("--exec", action="store_true",
+                   help="runner exec (one round, no warmup), not runner run")
+    p.add_argument("--runner-arg", action="append", default=[],
+                   help="an argument for runner run/exec (repeat)")
+    p.add_argument("--no-perf", action="store_true",
+                   help="skip the perf record/script rounds")
     p.add_argument("workload", nargs="*",
                    default=["build/integrations/examples/bench_example",
                             "--rounds", "2"])
     return p.parse_args()
 
 
-def runner_run(runner, workload, work, name, cache):
+def runner_run(args, work, name, cache):
     folder = os.path.join(work, name)
     env = dict(os.environ, XDG_CACHE_HOME=cache)
-    r = subprocess.run([runner, "run", "--profile-folder", folder,
-                        "--fifo-dir", work, "--"] + workload,
+    if args.exec:
+        mode = ["exec", "--warmup-time", "0", "--max-rounds", "1"]
+    else:
+        mode = ["run", "--fifo-dir", work]
+    r = subprocess.run([args.runner] + mode + args.runner_arg +
+                       ["--profile-folder", folder, "--"] + args.workload,
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"runner failed ({r.returncode}):\n{r.stderr}")
     m = SUMMARY.search(r.stderr)
     if not m:
         sys.exit(f"no finalize summary line in:\n{r.stderr}")
+    pipedata = os.path.join(folder, "perf.pipedata")
+    size = os.path.getsize(pipedata) if os.path.exists(pipedata) else 0
     shutil.rmtree(folder)
     return {"files": int(m[1]), "cached": int(m[2]),
-            "total_ms": float(m[3]), "symbols_ms": float(m[4])}
+            "total_ms": float(m[3]), "symbols_ms": float(m[4]),
+            "profile_mb": size / 1e6}
 
 
 def timed(argv, cwd):
@@ -95,29 +119,31 @@ def main():
     with tempfile.TemporaryDirectory(prefix="finalize-bench.") as work:
         for i in range(args.rounds):
             cache = os.path.join(work, f"xdg{i}")
-            first.append(runner_run(args.runner, args.workload, work,
-                                    "first", cache))
-            second.append(runner_run(args.runner, args.workload, work,
-                                     "second", cache))
-            s, r = perf_round(args.perf, args.workload, work)
-            script.append(s)
-            report.append(r)
+            first.append(runner_run(args, work, "first", cache))
+            second.append(runner_run(args, work, "second", cache))
+            if not args.no_perf:
+                s, r = perf_round(args.perf, args.workload, work)
+                script.append(s)
+                report.append(r)
             shutil.rmtree(cache)
     med = statistics.median
 
     def show(name, runs):
         print(f"{name:<22} total {med(r['total_ms'] for r in runs):7.1f} ms"
               f"  symbols {med(r['symbols_ms'] for r in runs):7.1f} ms"
+              f"  profile {med(r['profile_mb'] for r in runs):8.1f} MB"
               f"  ({runs[0]['files']} files, {runs[0]['cached']} from cache)")
 
     print(f"workload: {' '.join(args.workload)}; {args.rounds} rounds, medians")
     show("runner first run", first)
     show("runner second run", second)
-    print(f"{'perf script':<22} {med(script):7.1f} ms")
-    print(f"{'perf report --stdio':<22} {med(report):7.1f} ms")
     second_ms = med(r["total_ms"] for r in second)
     first_ms = med(r["total_ms"] for r in first)
     print(f"second run: {second_ms:.1f} ms (goal <= 50 ms)")
+    if args.no_perf:
+        return
+    print(f"{'perf script':<22} {med(script):7.1f} ms")
+    print(f"{'perf report --stdio':<22} {med(report):7.1f} ms")
     print(f"first run / perf script: {first_ms / med(script):.2f}")
     print(f"second run / perf script: {second_ms / med(script):.3f}")
 

@@ -94,6 +94,13 @@ TEST_SUITE("e2e") {
     // Counters land in perf.metadata.
     CHECK(meta["runner"]["samples"].get<uint64_t>() == samples.size());
     CHECK(meta["runner"]["lost_samples"] == 0);
+    // The mappings came from the side-band records the sampler kept, not
+    // from reading perf.pipedata back.
+    const std::string log =
+        runner::base::read_file(dir.file("profile/runner.log")).value_or("");
+    CHECK_MESSAGE(log.find("replaying the sampler's side-band records") !=
+                      std::string::npos,
+                  log);
     // HEADER_BUILD_ID records at the end: perf knows the example's build-id,
     // the same readelf reads from the file.
     auto notes = run_process({"readelf", "-n", binary("EXAMPLE_BIN")});

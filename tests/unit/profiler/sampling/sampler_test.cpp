@@ -102,6 +102,7 @@ struct RunSpec {
 
 struct RunResult {
   SamplerStats stats;
+  format::perf::SideBandRecords side_band;  // take_side_band()
   uint64_t enabled_at = 0;
   uint64_t disabled_at = 0;
   int exit_code = -1;
@@ -134,6 +135,7 @@ RunResult run_sampled(const RunSpec& spec) {
   auto stats = (*sampler)->finish();
   REQUIRE_MESSAGE(stats, stats.error().what());
   result.stats = *stats;
+  result.side_band = (*sampler)->take_side_band();
   return result;
 }
 
@@ -779,6 +781,7 @@ TEST_SUITE("profiler") {
     for (const ScriptSample& sample : samples)
       if (sample.sym == "hot_spin") pids.insert(sample.pid);
     CHECK(pids.size() == 3);
+    CHECK(run.side_band.usable());
     CommandOutput tasks = run_command(
         dir, "perf script -i " + spec.output + " --show-task-events -F pid");
     size_t forks = 0;
@@ -916,6 +919,9 @@ TEST_SUITE("profiler") {
     CHECK(run.stats.bytes_dropped > 0);
     CHECK(run.stats.samples > 100);  // still drained and counted
     CHECK(run.stats.bytes_written <= 64 * 1024);
+    // The side-band records are not the file's: finalize must read it.
+    CHECK_FALSE(run.side_band.usable());
+    CHECK(run.side_band.incomplete.find("writing failed") != std::string::npos);
     ::umount2(mount_point.c_str(), MNT_DETACH);
   }
 
