@@ -38,7 +38,9 @@ uint64_t wakeup_bytes(const SamplerOptions& options, uint64_t mmap_size) {
   const uint64_t record = options.call_graph == CallGraphMode::kDwarf
                               ? uint64_t{options.stack_size} + 512
                               : 512;
-  const uint64_t wanted = std::max(kWakeupBytes, kWakeupSamples * record);
+  const uint64_t samples = std::clamp<uint64_t>(
+      uint64_t{options.frequency} * kWakeupMs / 1000, 1, kWakeupSamples);
+  const uint64_t wanted = std::max(kWakeupBytes, samples * record);
   return std::min(mmap_size / 2, wanted);
 }
 
@@ -73,9 +75,13 @@ perf_event_attr sampling_attr(const SamplerOptions& options,
   // wake-up). Each pass has a fixed cost (reading every buffer's head, the
   // blanker's lookups, a FINISHED_ROUND and a write call): at 256 KiB, a
   // pass every 8 samples of dwarf,32768, it was most of the drain's CPU;
-  // at 1024 samples a pass the drain costs 1.8-1.9 us per sample at
+  // at 300 samples a pass the drain costs about 2 us per sample at
   // dwarf,8192 and dwarf,32768 alike, against 5.8-8 (bench/perf, scale
-  // part). The rest of the buffer absorbs the drain's wake-up latency.
+  // part). A busy CPU still gets a pass every kWakeupMs or so, while the
+  // processes it sampled are alive: the blanker learns a process's initial
+  // stack area from /proc, and a process gone before its first pass has its
+  // samples written without their stacks. The rest of the buffer absorbs
+  // the drain's wake-up latency.
   attr.watermark = 1;
   attr.wakeup_watermark =
       static_cast<uint32_t>(wakeup_bytes(options, mmap_size));

@@ -12,11 +12,13 @@
 
 namespace runner::profiler {
 
-// The drain is woken when a buffer holds wakeup_bytes(): at least
-// kWakeupBytes and kWakeupSamples samples (each pass has a fixed cost, and
-// a sample's record in the buffer is its whole stack copy, although only
-// the program's stack is written), at most half the buffer.
+// The drain is woken when a buffer holds wakeup_bytes(): kWakeupMs of a
+// busy CPU's samples, at most kWakeupSamples of them (each pass has a fixed
+// cost, and a sample's record in the buffer is its whole stack copy,
+// although only the program's stack is written), at least kWakeupBytes,
+// at most half the buffer.
 inline constexpr uint64_t kWakeupBytes = 256 << 10;
+inline constexpr uint64_t kWakeupMs = 30;
 inline constexpr uint64_t kWakeupSamples = 1024;
 uint64_t wakeup_bytes(const SamplerOptions& options, uint64_t mmap_size);
 

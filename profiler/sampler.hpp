@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "base/base.hpp"
-#include "format/side_band.hpp"
+#include "format/format.hpp"
 #include "profiler/sampler_options.hpp"
 #include "profiler/stack_blanker.hpp"
 

@@ -186,6 +186,47 @@ TEST_SUITE("e2e") {
     CHECK(meta["runner"]["call_graph"] == "fp");
   }
 
+  TEST_CASE("--drain-threads: per-CPU counts, cut copies, one stream") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    TempDir dir;
+    auto r = run_process(
+        runner_run(dir, {"--drain-threads", "2", "-F", "4000"},
+                   {binary("EXAMPLE_BIN"), "--rounds", "2", "--only", "fib"}));
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    const long threads = std::min(2L, cpus);
+    CHECK(r.err.find(std::to_string(threads) +
+                     (threads == 1 ? " drain thread " : " drain threads ")) !=
+          std::string::npos);
+    auto meta = read_json_file(dir.file("profile/perf.metadata"));
+    const auto& runner = meta["runner"];
+    CHECK(runner["drain_threads"] == threads);
+    REQUIRE(runner["per_cpu"].is_array());
+    CHECK(runner["per_cpu"].size() == static_cast<size_t>(cpus));
+    uint64_t per_cpu = 0;
+    for (const auto& cpu : runner["per_cpu"])
+      per_cpu += cpu["samples"].get<uint64_t>();
+    const uint64_t samples = runner["samples"].get<uint64_t>();
+    CHECK(per_cpu == samples);
+    // Copies are written cut to the program's stack.
+    CHECK(runner["stack_bytes_written"].get<uint64_t>() <
+          runner["stack_bytes_copied"].get<uint64_t>());
+    CHECK(runner["stack_bytes_written"].get<uint64_t>() +
+              runner["stack_bytes_copied"].get<uint64_t>() >
+          0);
+    auto script = perf_script(dir.file("profile/perf.pipedata"));
+    CHECK_MESSAGE(no_warnings(script.err), script.err);
+    CHECK(parse_perf_script(script.out).size() == samples);
+    // Out of range: a usage error before anything runs.
+    for (const char* bad : {"0", "65", "x"}) {
+      auto refused = run_process(
+          runner_run(dir, {"--drain-threads", bad}, {binary("EXAMPLE_BIN")}));
+      CHECK(refused.exit_code == 2);
+      CHECK(refused.err.find("--drain-threads") != std::string::npos);
+    }
+  }
+
   TEST_CASE("a benchmark that exits while sampling is enabled") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     TempDir dir;
