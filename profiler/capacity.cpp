@@ -158,7 +158,7 @@ CapacityEstimate estimate_capacity(const SamplerOptions& options,
   e.cpus = std::max<uint32_t>(limits.cpus, 1);
   const uint32_t frequency = std::max<uint32_t>(options.frequency, 1);
   e.samples_per_second = uint64_t{e.cpus} * frequency;
-  e.bytes_per_sample = uint64_t{copied_stack(options)} + kSampleOverheadBytes;
+  e.bytes_per_sample = sample_record_bytes(options);
   const double ns = drain_ns(copied_stack(options));
   e.drain_us_per_sample = ns / 1000.0;
   e.drain_core_share = static_cast<double>(e.samples_per_second) * ns / 1e9;

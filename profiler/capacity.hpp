@@ -36,9 +36,6 @@ inline constexpr double kDrainNsPerSample = 100.0;
 inline constexpr double kDrainNsPerDwarfSample = 900.0;
 inline constexpr double kDrainNsPerStackKiB = 400.0;
 inline constexpr uint32_t kWrittenStackBytes = 4096;
-// A record's bytes besides its stack copy: header, ids, time, registers (a
-// dwarf sample), or the whole record (a frame-pointer sample's call chain).
-inline constexpr uint64_t kSampleOverheadBytes = 512;
 // More than this share of one core for the drain, with every CPU busy, is
 // warned about: the drain shares the machine with the benchmark, and beyond
 // it the buffers fill faster than they are emptied.

@@ -35,9 +35,7 @@ EventChoice task_clock_event() {
 }
 
 uint64_t wakeup_bytes(const SamplerOptions& options, uint64_t mmap_size) {
-  const uint64_t record = options.call_graph == CallGraphMode::kDwarf
-                              ? uint64_t{options.stack_size} + 512
-                              : 512;
+  const uint64_t record = sample_record_bytes(options);
   const uint64_t samples = std::clamp<uint64_t>(
       uint64_t{options.frequency} * kWakeupMs / 1000, 1, kWakeupSamples);
   const uint64_t wanted = std::max(kWakeupBytes, samples * record);

@@ -539,13 +539,9 @@ uint32_t drain_threads_for(const SamplerOptions& options, size_t nr_cpus) {
 }
 
 uint64_t default_mmap_size(const SamplerOptions& options) {
-  // A dwarf sample is its stack copy plus ~300 bytes of header, registers
-  // and ids; a frame-pointer sample has a call chain of a few hundred bytes.
-  const uint64_t per_sample = options.call_graph == CallGraphMode::kDwarf
-                                  ? uint64_t{options.stack_size} + 512
-                                  : 512;
-  const uint64_t wanted =
-      uint64_t{options.frequency} * per_sample * kDefaultBufferMs / 1000;
+  const uint64_t wanted = uint64_t{options.frequency} *
+                          sample_record_bytes(options) * kDefaultBufferMs /
+                          1000;
   // The nearest power of two (buffer sizes must be one).
   uint64_t size = wanted == 0 ? 0 : std::bit_floor(wanted);
   if (wanted - size > size / 2) size *= 2;

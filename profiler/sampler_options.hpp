@@ -36,6 +36,16 @@ struct SamplerOptions {
   std::vector<std::string> cmdline;
 };
 
+// A sample's record in a ring buffer: its stack copy (DWARF mode) plus
+// kSampleOverheadBytes of header, ids, time and registers, or for a
+// frame-pointer sample the whole record with its call chain.
+inline constexpr uint64_t kSampleOverheadBytes = 512;
+inline uint64_t sample_record_bytes(const SamplerOptions& options) {
+  const uint64_t stack =
+      options.call_graph == CallGraphMode::kDwarf ? options.stack_size : 0;
+  return stack + kSampleOverheadBytes;
+}
+
 // The default buffer holds about this long of samples per CPU at the chosen
 // frequency and stack size, rounded to a power of two (4 MiB for 997 Hz x
 // dwarf,8192, 16 MiB for dwarf,32768, 256 KiB for fp), within
