@@ -4,8 +4,10 @@
 // integers whatever the host and LEB128, every read bounds-checked.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,12 @@ inline uint64_t load_le(std::span<const uint8_t> bytes, size_t at,
                         size_t width) {
   if (at > bytes.size() || bytes.size() - at < width || width > 8) return 0;
   uint64_t v = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    if (width == 8) {  // one load where the host agrees
+      std::memcpy(&v, bytes.data() + at, sizeof(v));
+      return v;
+    }
+  }
   for (size_t i = 0; i < width; ++i)
     v |= static_cast<uint64_t>(bytes[at + i]) << (8 * i);
   return v;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -47,6 +48,11 @@ base::Result<PipedataWriter> PipedataWriter::from_fd(base::UniqueFd fd,
   writer.fd_ = std::move(fd);
   writer.path_ = path;
   writer.buffer_.resize(buffer_size > 0 ? buffer_size : kDefaultBufferSize);
+  struct stat st {};
+  if (::fstat(writer.fd_.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    writer.reserving_ = true;
+    writer.start_ = writer.reserved_ = static_cast<uint64_t>(st.st_size);
+  }
   return writer;
 }
 
@@ -163,9 +169,43 @@ void PipedataWriter::flush_compressor() {
   compressor_->clear_ready();
 }
 
+void PipedataWriter::reserve_ahead(size_t size) {
+  const uint64_t end = start_ + bytes_written_ + size;
+  if (!reserving_ || end <= reserved_) return;
+  const uint64_t step =
+      std::clamp<uint64_t>(bytes_written_, kMinReserve, kMaxReserve);
+  struct statvfs fs {};
+  const bool room =
+      ::fstatvfs(fd_.get(), &fs) == 0 &&
+      static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize >= kReserveRoom * step;
+  const uint64_t want = end - reserved_ + step;
+  if (!room ||
+      ::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(reserved_),
+                  static_cast<off_t>(want)) != 0) {
+    reserving_ = false;
+    release_reserve();
+    return;
+  }
+  reserved_ += want;
+}
+
+void PipedataWriter::release_reserve() {
+  // Truncating to its own size frees the blocks past the end (also any
+  // that a refused fallocate left behind).
+  const uint64_t end = start_ + bytes_written_;
+  if (reserved_ > end || !reserving_) {
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) == 0 &&
+        static_cast<uint64_t>(st.st_size) == end)
+      (void)::ftruncate(fd_.get(), static_cast<off_t>(end));
+  }
+  reserved_ = end;
+}
+
 void PipedataWriter::write_through(iovec* pieces, int count) {
   size_t left = 0;
   for (int i = 0; i < count; ++i) left += pieces[i].iov_len;
+  reserve_ahead(left);
   while (left > 0) {
     if (failed_) {
       bytes_dropped_ += left;
@@ -234,9 +274,14 @@ void PipedataWriter::flush() {
   used_ = 0;
 }
 
+PipedataWriter::~PipedataWriter() {
+  if (fd_ && reserving_) release_reserve();
+}
+
 base::Status PipedataWriter::close() {
   if (fd_) {
     flush();
+    if (reserving_) release_reserve();
     if (::close(fd_.release()) != 0 && !failed_) fail(errno, "close " + path_);
   }
   if (failed_) return base::Error(error_);

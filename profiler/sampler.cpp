@@ -340,9 +340,12 @@ uint64_t Sampler::Impl::collect_buffer(size_t index, DrainGroup& group) {
             counts.lost_samples += lost;
           }
         }
-        if (side_band && &group == groups.front().get())
-          side_band->add(header, bytes);
         blanker->rewrite(header, bytes, group.pieces, group.rewrite);
+        if (!side_band || &group != groups.front().get()) return;
+        if (group.rewrite.located)
+          side_band->add_sample(*group.rewrite.located);
+        else
+          side_band->add(header, bytes);
       });
 }
 

@@ -69,7 +69,7 @@ void SideBandLog::add_records(std::span<const uint8_t> run) {
 
 void SideBandLog::add_sample(const perf_event_header& header,
                              const RingBuffer::RecordBytes& bytes) {
-  Event event;
+  perf::UserStackLocation sample;
   if (layout_.has_stack()) {
     // The drain does not write a sample whose stack copy it cannot locate.
     const size_t size = header.size - sizeof(header);
@@ -81,18 +81,23 @@ void SideBandLog::add_sample(const perf_event_header& header,
       if (!bytes.read(sizeof(header), scratch_.data(), size)) return;
       body = scratch_;
     }
-    perf::UserStackLocation stack;
-    if (!layout_.locate(body, &stack)) return;
-    event.pid = stack.pid;
-    event.tid = stack.tid;
-    event.time = stack.time;
+    if (!layout_.locate(body, &sample)) return;
   } else {
     std::array<uint8_t, perf::kSampleHeadMax> head;
     const size_t n = layout_.head_size();
     if (n > head.size() || !bytes.read(sizeof(header), head.data(), n) ||
-        !layout_.head({head.data(), n}, &event.pid, &event.tid, &event.time))
+        !layout_.head({head.data(), n}, &sample.pid, &sample.tid, &sample.time))
       return;
   }
+  add_sample(sample);
+}
+
+void SideBandLog::add_sample(const perf::UserStackLocation& sample) {
+  if (overflowed()) return;
+  Event event;
+  event.pid = sample.pid;
+  event.tid = sample.tid;
+  event.time = sample.time;
   newest_sample_ = std::max(newest_sample_, event.time);
   note(event);
 }
@@ -190,7 +195,7 @@ void SideBandLog::close_batch(Batch& batch) {
     std::unordered_map<uint32_t, size_t> first;
     for (size_t i = 0; i < batch.events.size(); ++i) {
       const Event& e = batch.events[i];
-      auto [it, added] = first.emplace(e.pid, i);
+      auto [it, added] = first.try_emplace(e.pid, i);
       const Event& best = batch.events[it->second];
       if (!added &&
           (e.time < best.time || (e.time == best.time && e.order < best.order)))

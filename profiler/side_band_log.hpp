@@ -48,6 +48,8 @@ class SideBandLog {
   // for every record written, and only for those.
   void add(const perf_event_header& header,
            const RingBuffer::RecordBytes& bytes);
+  // The same for a sample whose copy the drain located (as add() would).
+  void add_sample(const format::perf::UserStackLocation& sample);
   // The same for a run of records as written (back to back, each with its
   // header), e.g. what a drain thread set aside for the writer.
   void add_records(std::span<const uint8_t> run);

@@ -216,6 +216,7 @@ uint64_t header_word(perf_event_header header, uint64_t size) {
 void StackBlanker::rewrite(const perf_event_header& header,
                            const RingBuffer::RecordBytes& bytes,
                            RecordPieces& out, RewriteState& state) const {
+  state.located.reset();
   if (!active_ || header.type != PERF_RECORD_SAMPLE) {
     out.add(bytes, 0, header.size);
     return;
@@ -229,6 +230,7 @@ void StackBlanker::rewrite(const perf_event_header& header,
     ++stats.samples_dropped;
     return;
   }
+  state.located = stack;
   if (stack.size == 0) {
     out.add(bytes, 0, header.size);
     return;

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -121,6 +122,9 @@ class StackBlanker {
   struct RewriteState {
     BlankingStats stats;
     std::vector<uint8_t> scratch;
+    // The sample rewrite() was last given, when its copy was located (the
+    // sample is written); unset after any other record.
+    std::optional<format::perf::UserStackLocation> located;
   };
   // Appends what to write for the record to `out`. With a state of its own
   // per thread, several threads rewrite the records of different buffers

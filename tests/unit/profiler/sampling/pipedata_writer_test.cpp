@@ -1,14 +1,20 @@
 #include "profiler/pipedata_writer.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
 #include "format/format.hpp"
+#include "tests/support/skip.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace runner::profiler {
@@ -98,6 +104,55 @@ TEST_SUITE("profiler") {
     auto closed = writer->close();
     CHECK_FALSE(closed);
     CHECK(closed.error().message().find("No space left") != std::string::npos);
+  }
+
+  TEST_CASE("PipedataWriter reserves a file's blocks ahead, frees the rest") {
+    runner::testing::TempDir dir;
+    {
+      // Whether this filesystem reserves blocks at all.
+      base::UniqueFd probe(::open(dir.file("probe").c_str(),
+                                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                  0600));
+      REQUIRE(probe);
+      if (::fallocate(probe.get(), FALLOC_FL_KEEP_SIZE, 0, 1 << 20) != 0)
+        RUNNER_SKIP_CASE(std::string("no fallocate on this filesystem: ") +
+                         std::strerror(errno));
+    }
+    auto blocks_of = [](const std::string& path) {
+      struct stat st {};
+      REQUIRE(::stat(path.c_str(), &st) == 0);
+      return std::pair<uint64_t, uint64_t>(
+          static_cast<uint64_t>(st.st_size),
+          static_cast<uint64_t>(st.st_blocks) * 512);
+    };
+    // A file that already holds bytes (as append() finds it) keeps them.
+    const std::string path = dir.file("out");
+    const std::string before(1000, 'a');
+    REQUIRE(base::write_file_atomic(path, before));
+    auto writer = PipedataWriter::append(path);
+    REQUIRE(writer);
+    std::vector<uint8_t> run(256 << 10);
+    for (size_t i = 0; i < run.size(); ++i)
+      run[i] = static_cast<uint8_t>(i * 7);
+    writer->write_records(run, {});
+    // Written straight through: the size is what was written, and blocks
+    // are held beyond it.
+    auto [size, held] = blocks_of(path);
+    CHECK(size == before.size() + run.size());
+    CHECK(held >= size + PipedataWriter::kMinReserve);
+    writer->write_records(run, {});
+    REQUIRE(writer->close());
+    std::tie(size, held) = blocks_of(path);
+    CHECK(size == before.size() + 2 * run.size());
+    CHECK(held < size + (64 << 10));  // no more than a block's rounding
+    auto contents = base::read_file(path);
+    REQUIRE(contents);
+    REQUIRE(contents->size() == size);
+    CHECK(contents->compare(0, before.size(), before) == 0);
+    CHECK(std::memcmp(contents->data() + before.size(), run.data(),
+                      run.size()) == 0);
+    CHECK(std::memcmp(contents->data() + before.size() + run.size(), run.data(),
+                      run.size()) == 0);
   }
 
   TEST_CASE("PipedataWriter::create reports the path") {
