@@ -194,9 +194,11 @@ struct Sampler::Impl {
 
   // The drain's: what it writes instead of the kernel's samples (stack
   // copies cut to the program's stack), each buffer's heads for the pass,
-  // time of its last record and counts.
+  // where its walk stopped, time of its last record and counts.
   std::unique_ptr<StackBlanker> blanker;
-  std::vector<uint64_t> heads, ring_times;
+  std::vector<uint64_t> heads, stops, ring_times;
+  const std::vector<uint8_t> finished_round =
+      format::perf::encode_finished_round();
   std::vector<PassCounts> buffer_counts;
   std::vector<std::unique_ptr<DrainGroup>> groups;
   // A pass for the other groups: its number, how many are still at it.
@@ -254,11 +256,14 @@ struct Sampler::Impl {
   // The first steps of a pass: the heads to drain to, and what the blanker
   // must know before it rewrites the records up to them.
   void prepare_pass();
-  // One buffer's records up to its head, rewritten into `group.pieces`
-  // and counted; returns where the walk stopped (for release()).
+  // One buffer's records up to its head, rewritten and added to
+  // `group.pieces`, and counted; returns where the walk stopped (for
+  // release()).
   uint64_t collect_buffer(size_t index, DrainGroup& group);
-  // Writes one buffer's records up to its head and gives them back.
-  void write_buffer(size_t index, DrainGroup& group);
+  // Writes what a pass collected with one write: the first group's
+  // records, straight from the mappings, then the other groups' set aside
+  // and the round marker; then gives the first group's buffers back.
+  bool write_pass();
   // Copies a group's records aside and gives them back.
   void set_aside(DrainGroup& group);
   // The other groups' part of a pass, and their threads.
@@ -288,6 +293,7 @@ void Sampler::Impl::record_writer_stats() {
 
 void Sampler::Impl::prepare_pass() {
   heads.resize(cpus.size());
+  stops.resize(cpus.size());
   ring_times.resize(cpus.size());
   for (size_t i = 0; i < cpus.size(); ++i) heads[i] = cpus[i].ring.head();
   if (!blanker || !blanker->active()) return;
@@ -325,7 +331,6 @@ uint64_t Sampler::Impl::collect_buffer(size_t index, DrainGroup& group) {
   RingBuffer& ring = cpus[index].ring;
   PassCounts& counts = buffer_counts[index];
   counts = {};
-  group.pieces.clear();
   return ring.walk(
       ring.tail(), heads[index],
       [&](const perf_event_header& header,
@@ -349,17 +354,10 @@ uint64_t Sampler::Impl::collect_buffer(size_t index, DrainGroup& group) {
       });
 }
 
-void Sampler::Impl::write_buffer(size_t index, DrainGroup& group) {
-  const uint64_t stopped = collect_buffer(index, group);
-  // Straight from the mapping: the kernel gets the space back only after
-  // this returns.
-  if (group.pieces.size() > 0) writer.write_records(group.pieces.pieces());
-  cpus[index].ring.release(stopped, heads[index]);
-}
-
 void Sampler::Impl::set_aside(DrainGroup& group) {
   group.aside.clear();
   for (size_t i = group.first; i < group.end; ++i) {
+    group.pieces.clear();
     const uint64_t stopped = collect_buffer(i, group);
     for (const auto& piece : group.pieces.pieces())
       group.aside.insert(group.aside.end(), piece.begin(), piece.end());
@@ -385,11 +383,20 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   prepare_pass();
   start_groups();
   DrainGroup& own = *groups.front();
-  for (size_t i = own.first; i < own.end; ++i) write_buffer(i, own);
+  own.pieces.clear();
+  for (size_t i = own.first; i < own.end; ++i)
+    stops[i] = collect_buffer(i, own);
   wait_groups();
+  const bool wrote = write_pass();
+  record_pass(in_window);
+  return wrote;
+}
+
+bool Sampler::Impl::write_pass() {
+  DrainGroup& own = *groups.front();
   for (size_t g = 1; g < groups.size(); ++g) {
     const std::vector<uint8_t>& aside = groups[g]->aside;
-    if (!aside.empty()) writer.write_records(aside, {});
+    own.pieces.add(aside);
     if (side_band) side_band->add_records(aside);
   }
   bool wrote = false;
@@ -397,11 +404,14 @@ bool Sampler::Impl::drain_pass(bool in_window) {
   // A round marker lets perf sort and flush what it has read so far: every
   // record of a later pass is newer than all records of the pass before.
   if (wrote) {
-    writer.write_finished_round();
+    own.pieces.add(finished_round);
     if (side_band) side_band->end_round();
-    writer.flush();
   }
-  record_pass(in_window);
+  // The kernel gets the space back only after the write returns.
+  if (own.pieces.size() > 0) writer.write_records(own.pieces.pieces());
+  if (wrote) writer.flush();
+  for (size_t i = own.first; i < own.end; ++i)
+    cpus[i].ring.release(stops[i], heads[i]);
   return wrote;
 }
 

@@ -64,12 +64,13 @@ class RecordPieces {
   void add_zeros(size_t size);
   // A field written anew (a u64 in the host's order, as the kernel's are).
   void add_word(uint64_t value);
+  // Bytes that outlive the write (a run set aside, a round marker).
+  void add(std::span<const uint8_t> piece);
   std::span<const std::span<const uint8_t>> pieces() const { return pieces_; }
   size_t size() const { return size_; }
   void clear();
 
  private:
-  void add(std::span<const uint8_t> piece);
   std::vector<std::span<const uint8_t>> pieces_;
   std::deque<uint64_t> words_;  // add_word()'s, at stable addresses
   size_t size_ = 0;
