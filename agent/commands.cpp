@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agent/command_runtime.hpp"
 #include "agent/exec_config.hpp"
 #include "agent/session.hpp"
 #include "base/base.hpp"
@@ -136,6 +137,22 @@ std::optional<int> check_exec_targets(
   return std::nullopt;
 }
 
+// The stack size for the targets' commands (a relative path taken from
+// the target's working directory, as exec-harness runs it).
+void choose_exec_stack_size(RunOptions& options,
+                            const std::vector<format::ExecTarget>& targets) {
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& target : targets) {
+    commands.push_back(target.command);
+    std::string& program = commands.back()[0];
+    if (target.working_directory && program.find('/') != std::string::npos &&
+        program[0] != '/')
+      program = *target.working_directory + "/" + program;
+  }
+  const char* path = std::getenv("PATH");
+  choose_stack_size(options, commands, path ? path : "");
+}
+
 // The targets go to `exec-harness -` on stdin (docs/formats.md, "Exec
 // targets"), from an anonymous temporary file (in $TMPDIR).
 base::Result<base::UniqueFd> exec_targets_input(
@@ -177,6 +194,8 @@ int run_command(RunOptions options, const UploadOptions& upload) {
                        "missing the benchmark command (usage: runner run "
                        "[OPTIONS] -- COMMAND [ARGS...])");
   if (auto code = check_profile_options(options, "run")) return *code;
+  const char* path = std::getenv("PATH");
+  choose_stack_size(options, {options.command}, path ? path : "");
   return run_and_upload(options, upload);
 }
 
@@ -186,6 +205,7 @@ int exec_command(RunOptions options, const format::ExecTarget& target,
   std::vector<format::ExecTarget> targets;
   if (auto code = exec_targets(target, targets)) return *code;
   if (auto code = check_exec_targets(targets)) return *code;
+  choose_exec_stack_size(options, targets);
   auto harness = find_exec_harness();
   if (!harness) {
     std::fprintf(stderr, "runner exec: %s\n", harness.error().what().c_str());

@@ -98,8 +98,9 @@ constexpr const char* kCallGraphAllowed =
     "multiple of 8 up to 65528, e.g. dwarf,16384 or dwarf,16K) or fp";
 
 // --call-graph dwarf[,SIZE] | fp into the sampler options.
-void add_call_graph_option(CLI::App& app, profiler::SamplerOptions& sampler) {
-  auto set = [&sampler](const std::string& text) {
+void add_call_graph_option(CLI::App& app, RunOptions& run) {
+  auto set = [&run](const std::string& text) {
+    profiler::SamplerOptions& sampler = run.sampler;
     auto fail = [&text](const std::string& why) {
       return CLI::ValidationError(
           "--call-graph", "'" + text + "' " + why + ": " + kCallGraphAllowed);
@@ -111,16 +112,19 @@ void add_call_graph_option(CLI::App& app, profiler::SamplerOptions& sampler) {
     if (text != "dwarf" && !text.starts_with("dwarf,"))
       throw fail("is not allowed");
     sampler.call_graph = profiler::CallGraphMode::kDwarf;
+    run.stack_size_given = false;
     if (text == "dwarf") return;
     auto size = format::parse_size(std::string_view(text).substr(6));
     if (!size || *size > UINT32_MAX) throw fail("has an invalid SIZE");
     sampler.stack_size = static_cast<uint32_t>(*size);
+    run.stack_size_given = true;
   };
   app.add_option_function<std::string>(
          "--call-graph", set,
          "How stacks are recorded: dwarf[,SIZE] copies SIZE bytes of stack "
-         "per sample for DWARF unwinding (default dwarf,8192; SIZE <= 65528, "
-         "8-byte aligned), fp follows frame pointers")
+         "per sample for DWARF unwinding (default dwarf,8192, and dwarf,32768 "
+         "for a command that runs CPython or a JVM; SIZE <= 65528, 8-byte "
+         "aligned), fp follows frame pointers")
       ->type_name("{dwarf[,SIZE],fp}")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
@@ -137,15 +141,15 @@ base::Result<std::chrono::milliseconds> parse_kill_after(
 
 // -F, --call-graph and --mmap-size: what the rate and the buffers depend on
 // (run, exec, and doctor's capacity check); --event too with `event`.
-void add_rate_options(CLI::App& app, profiler::SamplerOptions& sampler,
-                      bool event) {
+void add_rate_options(CLI::App& app, RunOptions& run, bool event) {
+  profiler::SamplerOptions& sampler = run.sampler;
   add_parsed_option(
       app, "-F,--freq", sampler.frequency,
       [](const std::string& text) {
         return format::parse_frequency(text, 1, kMaxFrequency);
       },
       "HZ", "Sampling frequency in Hz, 1..100000 (default 997)");
-  add_call_graph_option(app, sampler);
+  add_call_graph_option(app, run);
   if (event)
     add_enum_option(app, "--event", sampler.event, kEvents,
                     "Sampling event: auto (cycles where the machine has a "
@@ -159,7 +163,7 @@ void add_rate_options(CLI::App& app, profiler::SamplerOptions& sampler,
 }
 
 void add_sampling_options(CLI::App& app, RunOptions& run) {
-  add_rate_options(app, run.sampler, /*event=*/true);
+  add_rate_options(app, run, /*event=*/true);
   add_parsed_option(
       app, "--drain-threads", run.sampler.drain_threads,
       [](const std::string& text) -> base::Result<uint32_t> {
@@ -723,7 +727,7 @@ void add_doctor(CLI::App& app, CommandLine& out) {
       "drain's estimated CPU with every CPU busy, the ring buffers under "
       "the\nlocked-memory limit), as run and exec warn before a run.",
       Command::kDoctor, out);
-  add_rate_options(*sub, out.run.sampler, /*event=*/false);
+  add_rate_options(*sub, out.run, /*event=*/false);
 }
 
 // The subcommand the command line selected, or nullptr.

@@ -27,6 +27,11 @@ struct RunOptions {
   // Reuse the per-file artifacts of earlier runs (symbols/module_cache.hpp).
   bool cache = true;
   profiler::SamplerOptions sampler;
+  // --call-graph dwarf,SIZE was given: the stack size is the user's.
+  bool stack_size_given = false;
+  // Why the stack size is not the default one, for the run summary
+  // (choose_stack_size()); empty when it is the default or the user's.
+  std::string stack_size_reason;
   std::string fifo_dir;  // empty: /tmp
   // Serve the fixed /tmp FIFO paths under the global lock even when the
   // benchmark could get its own mount namespace.

@@ -576,6 +576,8 @@ void Session::finish_sampler() {
   } else if (stats) {
     sampler_stats_ = *stats;
     print_sampler_summary(*stats, options_.sampler);
+    if (!options_.stack_size_reason.empty())
+      std::fprintf(stderr, "runner: %s\n", options_.stack_size_reason.c_str());
     print_own_cpu(base::cpu_time_ns(RUSAGE_SELF) - sampling_cpu_start_ns_,
                   base::monotonic_ns() - sampling_wall_start_ns_, *stats);
   } else {
