@@ -68,6 +68,19 @@ std::map<int32_t, std::string> copy_perf_maps(
   return copies;
 }
 
+// Writes jit-<pid>.timeline for each pid whose jitdump gave times.
+void write_jit_timelines(const format::ProfileLayout& layout,
+                         const JitArtifacts& jit,
+                         std::vector<std::string>& write_failures) {
+  for (const auto& [pid, entries] : jit.timeline_by_pid) {
+    const std::string path = layout.jit_timeline(pid);
+    if (auto st =
+            base::write_file_atomic(path, format::format_jit_timeline(entries));
+        !st)
+      write_failures.push_back(path + ": " + st.error().what());
+  }
+}
+
 // Warns about each artifact that could not be written (the first few in
 // full) and turns them into the error that makes the run fail.
 base::Status report_write_failures(const std::vector<std::string>& failures) {
@@ -519,6 +532,7 @@ base::Status finalize_profile(FinalizeInput input) {
   const std::map<int32_t, std::string> perf_maps =
       copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
                      jit.perf_map_lines, write_failures);
+  write_jit_timelines(layout, jit, write_failures);
   add_cpython_trampolines(layout, mappings.tracked, artifacts.modules,
                           perf_maps, jit,
                           artifacts.modules.size() + jit.keys.size());

@@ -11,6 +11,7 @@
 //                                 jitdumps (jit_artifacts.hpp)
 //   perf-<pid>.map                copies of /tmp/perf-<pid>.map, plus the
 //                                 jitdumps' names
+//   jit-<pid>.timeline            the jitdumps' names with their times
 //   perf.pipedata                 HEADER_BUILD_ID records appended (the
 //                                 records themselves are profiler/'s)
 //   perf.metadata                 the index of all of the above, last

@@ -47,7 +47,7 @@ class Builder {
   JitArtifacts take() { return std::move(out_); }
 
  private:
-  void add_body(int32_t pid, const format::JitCode& code);
+  void add_body(int32_t pid, const format::JitCode& code, bool timed);
   // The key of a body's CFI (written once per distinct CFI), or "" when it
   // has none or it could not be written.
   std::string unwind_key(const format::JitCode& code);
@@ -91,17 +91,26 @@ void Builder::add_dump(int32_t pid, const std::string& path, uid_t owner) {
         << path << " ends inside a record: read up to byte " << dump->bytes_used
         << " of " << bytes->size();
   }
-  for (const format::JitCode& code : dump->code) add_body(pid, code);
+  for (const format::JitCode& code : dump->code)
+    add_body(pid, code, !dump->arch_timestamp());
   add_lines(pid, path, *dump);
 }
 
-void Builder::add_body(int32_t pid, const format::JitCode& code) {
+void Builder::add_body(int32_t pid, const format::JitCode& code, bool timed) {
   ++out_.counts["jit_bodies"];
   std::string& lines = out_.perf_map_lines[pid];
   const std::string key = unwind_key(code);
   if (!key.empty()) ++out_.counts["jit_bodies_with_cfi"];
-  for (const auto& [start, timestamp] : body_ranges(code)) {
+  const auto ranges = body_ranges(code);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& [start, timestamp] = ranges[i];
     lines += perf_map_line(start, code.code_size, code.name);
+    // At this address from its record on, until the body's next move.
+    if (timed)
+      out_.timeline_by_pid[pid].push_back(format::TimedJitEntry{
+          start, code.code_size, timestamp,
+          i + 1 < ranges.size() ? ranges[i + 1].second : UINT64_MAX,
+          code.name});
     if (!key.empty())
       out_.unwind_by_pid[pid].push_back(format::UnwindRef{
           key, timestamp, start, start + code.code_size, start});

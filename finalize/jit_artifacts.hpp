@@ -36,7 +36,10 @@ inline constexpr uint64_t kMaxJitDumpBytes = uint64_t{2} << 30;
 bool is_jitdump_mapping(const perfdata::TrackedMapping& mapping);
 
 struct JitArtifacts {
-  std::map<int32_t, std::string> perf_map_lines;          // per pid, to append
+  std::map<int32_t, std::string> perf_map_lines;  // per pid, to append
+  // Per pid, each place a body was and when (jit-<pid>.timeline); dumps
+  // whose times are not CLOCK_MONOTONIC (an architecture clock) have none.
+  std::map<int32_t, std::vector<format::TimedJitEntry>> timeline_by_pid;
   std::vector<std::pair<std::string, std::string>> keys;  // key -> path
   format::ByPid<format::UnwindRef> unwind_by_pid;
   format::ByPid<format::DebugInfoRef> debug_info_by_pid;
