@@ -213,7 +213,12 @@ int run_session(const RunOptions& options) {
   return (*session)->run();
 }
 
-Session::Session(const RunOptions& options) : options_(options) {}
+Session::Session(const RunOptions& options) : options_(options) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  created_realtime_ns_ = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u +
+                         static_cast<uint64_t>(now.tv_nsec);
+}
 
 Session::~Session() = default;
 
@@ -662,6 +667,7 @@ base::Status Session::write_artifacts() {
   input.snapshots = std::move(snapshots_);
   input.profiled = sampler_stats_.has_value();
   input.use_cache = options_.cache;
+  input.run_started_realtime_ns = created_realtime_ns_;
   return finalize::finalize_profile(std::move(input));
 }
 

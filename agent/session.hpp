@@ -138,6 +138,9 @@ class Session {
   // The runner's own CPU time and the clock when sampling started (the run
   // summary gives what the runner cost while the benchmark ran).
   uint64_t sampling_cpu_start_ns_ = 0, sampling_wall_start_ns_ = 0;
+  // CLOCK_REALTIME ns when the session was made: files the benchmark's
+  // runtimes left are those modified since (finalize's clean-up).
+  uint64_t created_realtime_ns_ = 0;
 };
 
 // Session::create + Session::run, printing a failed prepare phase.

@@ -169,6 +169,20 @@ struct Mappings {
   perfdata::TrackingStats stats;
 };
 
+// The runtimes' dumps and logs in the benchmark's folders, once read (see
+// remove_runtime_files): looked for in the runner's working directory (the
+// benchmark's) and the dumps' directories.
+void remove_runtime_leftovers(const FinalizeInput& input,
+                              const Mappings& mappings, JitArtifacts& jit) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  if (auto cwd = std::filesystem::current_path(ec); !ec)
+    dirs.push_back(cwd.string());
+  if (size_t n = remove_runtime_files(mappings.tracked, mappings.uids, dirs,
+                                      input.run_started_realtime_ns))
+    jit.counts["runtime_files_removed"] = n;
+}
+
 // The side-band records of perf.pipedata into the tracker: those the
 // sampler kept while it wrote the file, which cost what they weigh, else
 // the file's, read whole.
@@ -422,11 +436,18 @@ void add_jit_artifacts(JitArtifacts& jit, format::PerfMetadata& meta) {
        {"jitdump_unreadable", "jitdump_malformed", "jitdump_truncated"})
     if (auto it = jit.counts.find(error); it != jit.counts.end())
       meta.runner.module_errors[error] += it->second;
-  if (jit.counts.count("jitdump_read") != 0)
-    RUNNER_LOG(kLog, kInfo)
-        << "JIT code: " << jit.counts["jit_bodies"] << " bodies ("
-        << jit.counts["jit_bodies_with_cfi"] << " with CFI) from "
-        << jit.counts["jitdump_read"] << " jitdump(s)";
+  if (jit.counts.count("jitdump_read") == 0) return;
+  std::string cut;
+  if (uint64_t n = jit.counts["jitdump_truncated"]; n != 0)
+    cut = "; " + std::to_string(n) +
+          " ends inside a record (its process stopped before writing its "
+          "last " +
+          std::to_string(jit.counts["jitdump_bytes_cut"]) +
+          " bytes: their code is named from the perf map, if any)";
+  RUNNER_LOG(kLog, kInfo) << "JIT code: " << jit.counts["jit_bodies"]
+                          << " bodies (" << jit.counts["jit_bodies_with_cfi"]
+                          << " with CFI) from " << jit.counts["jitdump_read"]
+                          << " jitdump(s)" << cut;
 }
 
 format::PerfMetadata perf_metadata(const FinalizeInput& input,
@@ -533,6 +554,7 @@ base::Status finalize_profile(FinalizeInput input) {
       copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
                      jit.perf_map_lines, write_failures);
   write_jit_timelines(layout, jit, write_failures);
+  remove_runtime_leftovers(input, mappings, jit);
   add_cpython_trampolines(layout, mappings.tracked, artifacts.modules,
                           perf_maps, jit,
                           artifacts.modules.size() + jit.keys.size());
