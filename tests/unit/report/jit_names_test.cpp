@@ -9,6 +9,8 @@
 // latest time at or before t whose body has not moved away by t; where no
 // record does, the perf map's last line covering it (the rule for files
 // without times).
+#include "report/jit_names.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +23,6 @@
 #include "base/base.hpp"
 #include "finalize/jit_artifacts.hpp"
 #include "format/format.hpp"
-#include "report/jit_names.hpp"
 #include "report/profile_folder.hpp"
 #include "report/symbolizer.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -97,7 +98,7 @@ Crafted crafted_dump() {
   load(w, c, 1000, kX, 0x100, "Eval:~ node:internal/streams/add-abort-signal",
        1);
   load(w, c, 1500, kY, 0x80, "LazyCompile:~moved", 2);
-  load(w, c, 2000, kX, 0x100, "LazyCompile:*fibo", 3);       // reuses X
+  load(w, c, 2000, kX, 0x100, "LazyCompile:*fibo", 3);         // reuses X
   load(w, c, 3000, kX + 0x80, 0x40, "LazyCompile:*inner", 4);  // overlaps
   move(w, c, 4000, 1, kZ, 2);                                  // Y -> Z
   load(w, c, 5000, kY, 0x80, "LazyCompile:*after_move", 5);    // reuses Y
@@ -129,28 +130,28 @@ std::string expected_name(const Crafted& c, uint64_t addr, uint64_t time) {
   return last;
 }
 
-TEST_CASE("JIT names: a reused address is named after the code there at the "
-          "sample's time") {
+TEST_CASE(
+    "JIT names: a reused address is named after the code there at the "
+    "sample's time") {
   testing::TempDir dir;
   const Crafted c = crafted_dump();
   const std::string dump_path =
       dir.file("jit-" + std::to_string(kPid) + ".dump");
   REQUIRE(base::write_file_atomic(
-      dump_path,
-      std::string_view(reinterpret_cast<const char*>(c.dump.data()),
-                       c.dump.size())));
+      dump_path, std::string_view(reinterpret_cast<const char*>(c.dump.data()),
+                                  c.dump.size())));
   const std::string folder = dir.file("profile");
   REQUIRE(base::make_directories(folder));
   const format::ProfileLayout layout(folder);
   perfdata::TrackedMapping marker;
   marker.pid = kPid;
   marker.path = dump_path;
-  finalize::JitArtifacts jit = finalize::build_jit_artifacts(
-      layout, {marker}, {{kPid, ::geteuid()}}, 0);
+  finalize::JitArtifacts jit =
+      finalize::build_jit_artifacts(layout, {marker}, {{kPid, ::geteuid()}}, 0);
   CHECK(jit.counts["jit_bodies"] == 5);
   CHECK(jit.counts.count("jitdump_truncated") == 0);
-  REQUIRE(base::write_file_atomic(layout.perf_map(kPid),
-                                  runtime_perf_map() + jit.perf_map_lines[kPid]));
+  REQUIRE(base::write_file_atomic(
+      layout.perf_map(kPid), runtime_perf_map() + jit.perf_map_lines[kPid]));
   REQUIRE(base::write_file_atomic(
       layout.jit_timeline(kPid),
       format::format_jit_timeline(jit.timeline_by_pid[kPid])));
