@@ -29,10 +29,22 @@ namespace {
 
 constexpr const char* kLog = "agent";
 
+// PATH with the node shim's directory first.
+void put_node_shim_first(const NodeShim& shim, LanguageSupport& added) {
+  for (std::string& entry : added.env)
+    if (entry.rfind("PATH=", 0) == 0) {
+      entry = "PATH=" + shim.dir() + ":" + entry.substr(5);
+      added.changes.push_back("node on PATH runs " + shim.real_node() + " " +
+                              kNodeShimFlags);
+      return;
+    }
+}
+
 std::vector<std::string> benchmark_environment(const std::string& folder,
                                                const fifo::ServerOptions* fifo,
                                                bool default_paths,
-                                               bool language_support) {
+                                               bool language_support,
+                                               const NodeShim* node_shim) {
   std::vector<std::string> env;
   auto skip = [](const std::string& entry) {
     for (const char* key :
@@ -57,6 +69,7 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
   }
   if (!language_support) return env;
   LanguageSupport added = add_language_support(std::move(env));
+  if (node_shim != nullptr) put_node_shim_first(*node_shim, added);
   if (std::string line = language_support_line(added.changes); !line.empty())
     std::fprintf(stderr, "%s\n", line.c_str());
   return std::move(added.env);
@@ -358,9 +371,22 @@ int Session::run() {
   return close(exit_code);
 }
 
+void Session::make_node_shim() {
+  const char* path = std::getenv("PATH");
+  if (!options_.language_support || path == nullptr) return;
+  auto shim = NodeShim::create(path);
+  if (!shim) {
+    RUNNER_LOG(kLog, kWarning) << "node on PATH: " << shim.error().what()
+                               << " (NODE_OPTIONS still applies)";
+    return;
+  }
+  node_shim_ = std::move(*shim);
+}
+
 int Session::run_unprofiled() {
-  spawn_.env =
-      benchmark_environment(folder_, nullptr, true, options_.language_support);
+  make_node_shim();
+  spawn_.env = benchmark_environment(
+      folder_, nullptr, true, options_.language_support, node_shim_.get());
   if (auto stopped = spawn_benchmark()) return *stopped;
   int code = watcher_->wait(*child_).exit_code();
   int check =
@@ -379,9 +405,10 @@ std::optional<int> Session::launch() {
     spawn_.mount_namespace_fd = fifos_.mount_namespace->mount_fd();
     spawn_.user_namespace_fd = fifos_.mount_namespace->user_fd();
   }
+  make_node_shim();
   spawn_.env =
       benchmark_environment(folder_, &fifos_.options, fifos_.default_paths,
-                            options_.language_support);
+                            options_.language_support, node_shim_.get());
   spawn_.suspended = true;
   if (auto stopped = spawn_benchmark()) return stopped;
   if (auto stopped = start_sampler()) return stopped;

@@ -321,6 +321,16 @@ int32_t v8_log_pid(std::string_view name) {
   return pid;
 }
 
+// "jit-<decimal pid>.dump".
+bool is_dump_name(std::string_view name) {
+  constexpr std::string_view kHead = "jit-", kTail = ".dump";
+  if (!name.starts_with(kHead) || !name.ends_with(kTail)) return false;
+  name = name.substr(kHead.size(), name.size() - kHead.size() - kTail.size());
+  return !name.empty() && name.size() <= 9 &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 size_t remove_runtime_files(
@@ -346,7 +356,9 @@ size_t remove_runtime_files(
     if (d == nullptr) continue;
     std::vector<std::string> logs;
     while (const dirent* e = ::readdir(d))
-      if (v8_log_pid(e->d_name) > 0) logs.emplace_back(e->d_name);
+      if (v8_log_pid(e->d_name) > 0 ||
+          (dir != "/tmp" && is_dump_name(e->d_name)))
+        logs.emplace_back(e->d_name);
     ::closedir(d);
     for (const std::string& name : logs)
       removed += remove_owned_file(dir + "/" + name, owners, since);

@@ -68,11 +68,11 @@ JitArtifacts build_jit_artifacts(
 //  - every jit-<pid>.dump a process of the run mapped, except those right
 //    in /tmp (where CPython 3.13 writes its dumps, like the perf maps: the
 //    convention's place, left alone);
-//  - every isolate-0x<hex>-<pid>-v8.log in `dirs` and in the dumps'
-//    directories last modified at or after `since` (CLOCK_REALTIME ns, the
-//    run's start; 0 removes none): the run's processes include some no
-//    sample names (vitest's main process), so the time, not the pid, says
-//    the file is the run's.
+//  - every isolate-0x<hex>-<pid>-v8.log, and jit-<pid>.dump (not in /tmp),
+//    in `dirs` and in the dumps' directories last modified at or after
+//    `since` (CLOCK_REALTIME ns, the run's start; 0 removes none): the
+//    run's processes include some no sample names (vitest's main process),
+//    so the time, not the pid, says the file is the run's.
 // Returns how many files were removed.
 size_t remove_runtime_files(
     const std::vector<perfdata::TrackedMapping>& mappings,

@@ -258,6 +258,40 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE(
+      "languages: CodSpeed's tinybench plugin finds the flags it checks and "
+      "leaves nothing in the project folder") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string source = binary("TINYBENCH_DIR");
+    if (!file_exists(source + "/node_modules/@codspeed/tinybench-plugin"))
+      RUNNER_SKIP_CASE(
+          "CodSpeed's tinybench plugin is not installed (make test runs npm "
+          "ci in tests/e2e/tinybench)");
+    const std::string git = find_runtime("git");
+    if (git.empty() || find_runtime("node").empty())
+      RUNNER_SKIP_CASE("no git or no node on this machine");
+    TempDir dir;
+    const std::string suite = dir.file("suite");
+    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
+    std::filesystem::copy_file(source + "/bench.mjs", suite + "/bench.mjs");
+    std::filesystem::create_directory_symlink(source + "/node_modules",
+                                              suite + "/node_modules");
+    const std::vector<std::string> before = list_dir(suite);
+    // `node` by name, from the PATH, as a user runs it; the plugin talks to
+    // the runner's FIFOs at their fixed paths (no --fifo-dir).
+    auto r = run_process({binary("RUNNER_BIN"), "run", "--profile-folder",
+                          dir.file("profile"), "--", "node", "bench.mjs"},
+                         {}, suite, 300);
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Collected walltime data for bench.mjs::steady") !=
+          std::string::npos);
+    CHECK((r.out + r.err).find("missing required flags") == std::string::npos);
+    CHECK(r.err.find("warning") == std::string::npos);
+    CHECK(list_dir(suite) == before);
+    remove_runtime_files(dir.file("profile"));
+  }
+
+  TEST_CASE(
       "languages: a normal Node run leaves nothing in the project folder and "
       "warns about no jitdump") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
