@@ -292,6 +292,67 @@ TEST_SUITE("e2e") {
   }
 
   TEST_CASE(
+      "languages: CodSpeed's vitest plugin: the benchmarked function names "
+      "its samples, no warning, nothing left in the project folder") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string source = binary("VITEST_DIR");
+    if (!file_exists(source + "/node_modules/@codspeed/vitest-plugin") ||
+        !file_exists(source + "/node_modules/vitest/vitest.mjs"))
+      RUNNER_SKIP_CASE(
+          "CodSpeed's vitest plugin is not installed (make test runs npm ci "
+          "in tests/e2e/vitest)");
+    const std::string git = find_runtime("git");
+    if (git.empty() || find_runtime("node").empty())
+      RUNNER_SKIP_CASE("no git or no node on this machine");
+    TempDir dir;
+    const std::string suite = dir.file("suite");
+    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
+    std::filesystem::create_directory(suite + "/bench");
+    for (const char* file :
+         {"package.json", "vitest.config.mjs", "bench/fibo.bench.mjs"})
+      std::filesystem::copy_file(source + "/" + file, suite + "/" + file);
+    std::filesystem::create_directory_symlink(source + "/node_modules",
+                                              suite + "/node_modules");
+    const std::vector<std::string> before = list_dir(suite);
+    const std::string folder = dir.file("profile");
+    auto r = run_process(
+        {binary("RUNNER_BIN"), "run", "--profile-folder", folder, "--", "node",
+         "node_modules/vitest/vitest.mjs", "bench", "--run"},
+        {}, suite, 300);
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK((r.out + r.err).find("missing required flags") == std::string::npos);
+    CHECK(r.err.find("runner: warning") == std::string::npos);
+    CHECK(list_dir(suite) == before);
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    INFO(report.err);
+    REQUIRE(report.exit_code == 0);
+    remove_runtime_files(folder);
+    // The benchmark's process: the one with the most samples.
+    const auto samples = parse_perf_script(report.out);
+    std::map<int, size_t> per_pid;
+    for (const auto& s : samples) ++per_pid[s.pid];
+    int bench_pid = 0;
+    size_t most = 0;
+    for (const auto& [pid, n] : per_pid)
+      if (n > most) most = n, bench_pid = pid;
+    size_t in_fibo = 0, total = 0;
+    for (const auto& s : samples) {
+      if (s.pid != bench_pid) continue;
+      ++total;
+      in_fibo += std::any_of(s.frames.begin(), s.frames.end(), [](auto& f) {
+        return f.sym.find("fibo ") != std::string::npos &&
+               f.sym.find("fibo.bench.mjs") != std::string::npos;
+      });
+    }
+    MESSAGE("vitest: ", in_fibo, " of ", total,
+            " samples of the benchmark's process under fibo");
+    REQUIRE(total >= 100);
+    CHECK(in_fibo * 100 >= total * 90);
+  }
+
+  TEST_CASE(
       "languages: a normal Node run leaves nothing in the project folder and "
       "warns about no jitdump") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
