@@ -27,14 +27,16 @@ std::string find_node(const std::string& path) {
 
 std::string shell_quoted(const std::string& text) {
   std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
 }  // namespace
 
 std::string node_shim_script(const std::string& real_node) {
-  return "#!/bin/sh\n# runner: node with the V8 flags of a walltime run\nexec " +
+  return "#!/bin/sh\n# runner: node with the V8 flags of a walltime "
+         "run\nexec " +
          shell_quoted(real_node) + " " + kNodeShimFlags + " \"$@\"\n";
 }
 
@@ -51,9 +53,8 @@ base::Result<std::unique_ptr<NodeShim>> NodeShim::create(
   base::UniqueFd fd(::open(file.c_str(),
                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                            0700));
-  if (!fd.valid() ||
-      ::write(fd.get(), script.data(), script.size()) !=
-          static_cast<ssize_t>(script.size()))
+  if (!fd.valid() || ::write(fd.get(), script.data(), script.size()) !=
+                         static_cast<ssize_t>(script.size()))
     return base::errno_error("cannot write " + file);
   return shim;
 }
