@@ -81,8 +81,9 @@ build: setup
 # The browser test (tests/browser) drives Debian's chromium (in
 # TEST_PACKAGES) through playwright-core from npm, pinned by its
 # package-lock.json; the store tests run s3rver 3.7.1 from npm (tests/s3,
-# pinned the same way), and a compare case CodSpeed's tinybench plugin
-# (tests/e2e/tinybench, pinned the same way). node and npm come from Debian when either is missing
+# pinned the same way), a compare case CodSpeed's tinybench plugin
+# (tests/e2e/tinybench, pinned the same way), and a languages case its
+# vitest plugin with vitest (tests/e2e/vitest, pinned the same way). node and npm come from Debian when either is missing
 # (a NodeSource node brings its own npm, which Debian's npm package would
 # conflict with); when `npm ci` fails, the test prints why it skips.
 browser-deps: test-deps
@@ -97,6 +98,10 @@ browser-deps: test-deps
 	if [ ! -d tests/e2e/tinybench/node_modules ] && command -v npm >/dev/null 2>&1; then \
 	  (cd tests/e2e/tinybench && npm ci --no-audit --no-fund) || \
 	  { rm -rf tests/e2e/tinybench/node_modules; echo "npm ci failed: the tinybench case will skip"; }; \
+	fi; \
+	if [ ! -d tests/e2e/vitest/node_modules ] && command -v npm >/dev/null 2>&1; then \
+	  (cd tests/e2e/vitest && npm ci --no-audit --no-fund) || \
+	  { rm -rf tests/e2e/vitest/node_modules; echo "npm ci failed: the vitest case will skip"; }; \
 	fi
 
 # packaging/runner.1 is generated from the command-line declarations

@@ -214,11 +214,13 @@ void add_profile_options(CLI::App& app, RunOptions& run) {
                "Run 'runner report' on the folder at the end");
   app.add_flag_callback(
       "--no-language-support", [&run] { run.language_support = false; },
-      "Leave NODE_OPTIONS, PYTHONPERFSUPPORT, PYTHON_PERF_JIT_SUPPORT and "
-      "JAVA_TOOL_OPTIONS as they are (by default the runner adds perf maps, "
+      "Leave NODE_OPTIONS, PYTHONPERFSUPPORT, PYTHON_PERF_JIT_SUPPORT, "
+      "JAVA_TOOL_OPTIONS and PATH as they are (by default the runner adds perf "
+      "maps, "
       "jitdumps and frame pointers for Node, CPython and Java, extending what "
-      "is set; under exec, exec-harness still adds --perf-basic-prof to "
-      "NODE_OPTIONS, as CodSpeed's does)");
+      "is set, and puts first on PATH a node that passes the V8 flags "
+      "CodSpeed's Node plugins check; under exec, exec-harness still adds "
+      "--perf-basic-prof to NODE_OPTIONS, as CodSpeed's does)");
   app.add_flag_callback(
       "--no-cache", [&run] { run.cache = false; },
       "Build every symbols map, unwind table and debug info afresh instead of "

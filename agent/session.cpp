@@ -29,10 +29,22 @@ namespace {
 
 constexpr const char* kLog = "agent";
 
+// PATH with the node shim's directory first.
+void put_node_shim_first(const NodeShim& shim, LanguageSupport& added) {
+  for (std::string& entry : added.env)
+    if (entry.rfind("PATH=", 0) == 0) {
+      entry = "PATH=" + shim.dir() + ":" + entry.substr(5);
+      added.changes.push_back("node on PATH runs " + shim.real_node() + " " +
+                              kNodeShimFlags);
+      return;
+    }
+}
+
 std::vector<std::string> benchmark_environment(const std::string& folder,
                                                const fifo::ServerOptions* fifo,
                                                bool default_paths,
-                                               bool language_support) {
+                                               bool language_support,
+                                               const NodeShim* node_shim) {
   std::vector<std::string> env;
   auto skip = [](const std::string& entry) {
     for (const char* key :
@@ -57,6 +69,7 @@ std::vector<std::string> benchmark_environment(const std::string& folder,
   }
   if (!language_support) return env;
   LanguageSupport added = add_language_support(std::move(env));
+  if (node_shim != nullptr) put_node_shim_first(*node_shim, added);
   if (std::string line = language_support_line(added.changes); !line.empty())
     std::fprintf(stderr, "%s\n", line.c_str());
   return std::move(added.env);
@@ -213,7 +226,12 @@ int run_session(const RunOptions& options) {
   return (*session)->run();
 }
 
-Session::Session(const RunOptions& options) : options_(options) {}
+Session::Session(const RunOptions& options) : options_(options) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  created_realtime_ns_ = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u +
+                         static_cast<uint64_t>(now.tv_nsec);
+}
 
 Session::~Session() = default;
 
@@ -353,9 +371,22 @@ int Session::run() {
   return close(exit_code);
 }
 
+void Session::make_node_shim() {
+  const char* path = std::getenv("PATH");
+  if (!options_.language_support || path == nullptr) return;
+  auto shim = NodeShim::create(path);
+  if (!shim) {
+    RUNNER_LOG(kLog, kWarning) << "node on PATH: " << shim.error().what()
+                               << " (NODE_OPTIONS still applies)";
+    return;
+  }
+  node_shim_ = std::move(*shim);
+}
+
 int Session::run_unprofiled() {
-  spawn_.env =
-      benchmark_environment(folder_, nullptr, true, options_.language_support);
+  make_node_shim();
+  spawn_.env = benchmark_environment(
+      folder_, nullptr, true, options_.language_support, node_shim_.get());
   if (auto stopped = spawn_benchmark()) return *stopped;
   int code = watcher_->wait(*child_).exit_code();
   int check =
@@ -374,9 +405,10 @@ std::optional<int> Session::launch() {
     spawn_.mount_namespace_fd = fifos_.mount_namespace->mount_fd();
     spawn_.user_namespace_fd = fifos_.mount_namespace->user_fd();
   }
+  make_node_shim();
   spawn_.env =
       benchmark_environment(folder_, &fifos_.options, fifos_.default_paths,
-                            options_.language_support);
+                            options_.language_support, node_shim_.get());
   spawn_.suspended = true;
   if (auto stopped = spawn_benchmark()) return stopped;
   if (auto stopped = start_sampler()) return stopped;
@@ -664,6 +696,7 @@ base::Status Session::write_artifacts() {
   input.snapshots = std::move(snapshots_);
   input.profiled = sampler_stats_.has_value();
   input.use_cache = options_.cache;
+  input.run_started_realtime_ns = created_realtime_ns_;
   return finalize::finalize_profile(std::move(input));
 }
 

@@ -25,6 +25,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "agent/child_watcher.hpp"
+#include "agent/node_shim.hpp"
 #include "agent/progress_line.hpp"
 #include "agent/run_options.hpp"
 #include "base/base.hpp"
@@ -100,6 +101,8 @@ class Session {
   int close(int exit_code);
   // `--no-profile`: launch without FIFO or sampler, wait, check results.
   int run_unprofiled();
+  // The node shim of language support (node_shim_), when a node is on PATH.
+  void make_node_shim();
 
   // Members are destroyed bottom-up: the child before its watcher, the FIFO
   // server before the sampler its hooks use, all before the io_context.
@@ -127,6 +130,8 @@ class Session {
   std::optional<base::ChildProcess> child_;
   // The progress line's timer runs on io_; rounds_ counts StartBenchmark.
   std::unique_ptr<ProgressLine> progress_;
+  // The benchmark's `node` (language support): see node_shim.hpp.
+  std::unique_ptr<NodeShim> node_shim_;
   uint64_t rounds_ = 0;
   // What the run collected.
   fifo::RunData run_;
@@ -138,6 +143,9 @@ class Session {
   // The runner's own CPU time and the clock when sampling started (the run
   // summary gives what the runner cost while the benchmark ran).
   uint64_t sampling_cpu_start_ns_ = 0, sampling_wall_start_ns_ = 0;
+  // CLOCK_REALTIME ns when the session was made: files the benchmark's
+  // runtimes left are those modified since (finalize's clean-up).
+  uint64_t created_realtime_ns_ = 0;
 };
 
 // Session::create + Session::run, printing a failed prepare phase.

@@ -68,6 +68,19 @@ std::map<int32_t, std::string> copy_perf_maps(
   return copies;
 }
 
+// Writes jit-<pid>.timeline for each pid whose jitdump gave times.
+void write_jit_timelines(const format::ProfileLayout& layout,
+                         const JitArtifacts& jit,
+                         std::vector<std::string>& write_failures) {
+  for (const auto& [pid, entries] : jit.timeline_by_pid) {
+    const std::string path = layout.jit_timeline(pid);
+    if (auto st =
+            base::write_file_atomic(path, format::format_jit_timeline(entries));
+        !st)
+      write_failures.push_back(path + ": " + st.error().what());
+  }
+}
+
 // Warns about each artifact that could not be written (the first few in
 // full) and turns them into the error that makes the run fail.
 base::Status report_write_failures(const std::vector<std::string>& failures) {
@@ -155,6 +168,20 @@ struct Mappings {
   std::map<int32_t, uint32_t> uids;  // of the snapshotted processes
   perfdata::TrackingStats stats;
 };
+
+// The runtimes' dumps and logs in the benchmark's folders, once read (see
+// remove_runtime_files): looked for in the runner's working directory (the
+// benchmark's) and the dumps' directories.
+void remove_runtime_leftovers(const FinalizeInput& input,
+                              const Mappings& mappings, JitArtifacts& jit) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  if (auto cwd = std::filesystem::current_path(ec); !ec)
+    dirs.push_back(cwd.string());
+  if (size_t n = remove_runtime_files(mappings.tracked, mappings.uids, dirs,
+                                      input.run_started_realtime_ns))
+    jit.counts["runtime_files_removed"] = n;
+}
 
 // The side-band records of perf.pipedata into the tracker: those the
 // sampler kept while it wrote the file, which cost what they weigh, else
@@ -409,11 +436,18 @@ void add_jit_artifacts(JitArtifacts& jit, format::PerfMetadata& meta) {
        {"jitdump_unreadable", "jitdump_malformed", "jitdump_truncated"})
     if (auto it = jit.counts.find(error); it != jit.counts.end())
       meta.runner.module_errors[error] += it->second;
-  if (jit.counts.count("jitdump_read") != 0)
-    RUNNER_LOG(kLog, kInfo)
-        << "JIT code: " << jit.counts["jit_bodies"] << " bodies ("
-        << jit.counts["jit_bodies_with_cfi"] << " with CFI) from "
-        << jit.counts["jitdump_read"] << " jitdump(s)";
+  if (jit.counts.count("jitdump_read") == 0) return;
+  std::string cut;
+  if (uint64_t n = jit.counts["jitdump_truncated"]; n != 0)
+    cut = "; " + std::to_string(n) +
+          " ends inside a record (its process stopped before writing its "
+          "last " +
+          std::to_string(jit.counts["jitdump_bytes_cut"]) +
+          " bytes: their code is named from the perf map, if any)";
+  RUNNER_LOG(kLog, kInfo) << "JIT code: " << jit.counts["jit_bodies"]
+                          << " bodies (" << jit.counts["jit_bodies_with_cfi"]
+                          << " with CFI) from " << jit.counts["jitdump_read"]
+                          << " jitdump(s)" << cut;
 }
 
 format::PerfMetadata perf_metadata(const FinalizeInput& input,
@@ -519,6 +553,8 @@ base::Status finalize_profile(FinalizeInput input) {
   const std::map<int32_t, std::string> perf_maps =
       copy_perf_maps(layout, mappings.tracked_pids, mappings.uids,
                      jit.perf_map_lines, write_failures);
+  write_jit_timelines(layout, jit, write_failures);
+  remove_runtime_leftovers(input, mappings, jit);
   add_cpython_trampolines(layout, mappings.tracked, artifacts.modules,
                           perf_maps, jit,
                           artifacts.modules.size() + jit.keys.size());

@@ -11,6 +11,7 @@
 //                                 jitdumps (jit_artifacts.hpp)
 //   perf-<pid>.map                copies of /tmp/perf-<pid>.map, plus the
 //                                 jitdumps' names
+//   jit-<pid>.timeline            the jitdumps' names with their times
 //   perf.pipedata                 HEADER_BUILD_ID records appended (the
 //                                 records themselves are profiler/'s)
 //   perf.metadata                 the index of all of the above, last
@@ -43,6 +44,9 @@ struct FinalizeInput {
   // Reuse per-file artifacts through the finalize cache
   // ($XDG_CACHE_HOME/runner/finalize, capped by RUNNER_CACHE_MAX_MB).
   bool use_cache = true;
+  // CLOCK_REALTIME ns when the run started (0: unknown): the runtimes' logs
+  // modified since are the run's (remove_runtime_files).
+  uint64_t run_started_realtime_ns = 0;
 };
 
 // Writes the artifacts above into input.folder. Artifacts that could not be

@@ -1,10 +1,15 @@
 #include "finalize/jit_artifacts.hpp"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 
@@ -47,7 +52,7 @@ class Builder {
   JitArtifacts take() { return std::move(out_); }
 
  private:
-  void add_body(int32_t pid, const format::JitCode& code);
+  void add_body(int32_t pid, const format::JitCode& code, bool timed);
   // The key of a body's CFI (written once per distinct CFI), or "" when it
   // has none or it could not be written.
   std::string unwind_key(const format::JitCode& code);
@@ -85,23 +90,38 @@ void Builder::add_dump(int32_t pid, const std::string& path, uid_t owner) {
     return;
   }
   ++out_.counts["jitdump_read"];
+  // A runtime writes its dump through a buffer: one killed by a signal (as
+  // vitest stops its workers, with SIGTERM) never writes the buffer's last
+  // records. What they named is lost to the dump (the runtime's perf map,
+  // written line by line, usually still has it): counted and said in the
+  // JIT summary, not warned about.
   if (dump->truncated) {
     ++out_.counts["jitdump_truncated"];
-    RUNNER_LOG(kLog, kWarning)
+    out_.counts["jitdump_bytes_cut"] += bytes->size() - dump->bytes_used;
+    RUNNER_LOG(kLog, kDebug)
         << path << " ends inside a record: read up to byte " << dump->bytes_used
         << " of " << bytes->size();
   }
-  for (const format::JitCode& code : dump->code) add_body(pid, code);
+  for (const format::JitCode& code : dump->code)
+    add_body(pid, code, !dump->arch_timestamp());
   add_lines(pid, path, *dump);
 }
 
-void Builder::add_body(int32_t pid, const format::JitCode& code) {
+void Builder::add_body(int32_t pid, const format::JitCode& code, bool timed) {
   ++out_.counts["jit_bodies"];
   std::string& lines = out_.perf_map_lines[pid];
   const std::string key = unwind_key(code);
   if (!key.empty()) ++out_.counts["jit_bodies_with_cfi"];
-  for (const auto& [start, timestamp] : body_ranges(code)) {
+  const auto ranges = body_ranges(code);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& [start, timestamp] = ranges[i];
     lines += perf_map_line(start, code.code_size, code.name);
+    // At this address from its record on, until the body's next move.
+    if (timed)
+      out_.timeline_by_pid[pid].push_back(format::TimedJitEntry{
+          start, code.code_size, timestamp,
+          i + 1 < ranges.size() ? ranges[i + 1].second : UINT64_MAX,
+          code.name});
     if (!key.empty())
       out_.unwind_by_pid[pid].push_back(format::UnwindRef{
           key, timestamp, start, start + code.code_size, start});
@@ -252,6 +272,98 @@ bool is_jitdump_mapping(const perfdata::TrackedMapping& mapping) {
   const std::string name =
       std::filesystem::path(mapping.path).filename().string();
   return name == "jit-" + std::to_string(mapping.pid) + ".dump";
+}
+
+namespace {
+
+uid_t owner_of(const std::map<int32_t, uint32_t>& uids, int32_t pid) {
+  auto it = uids.find(pid);
+  return it != uids.end() ? it->second : ::geteuid();
+}
+
+// Unlinks `path` when it is a regular file (not a link) owned by one of
+// `owners`, last modified at or after `since` (CLOCK_REALTIME ns).
+bool remove_owned_file(const std::string& path, const std::set<uid_t>& owners,
+                       uint64_t since = 0) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      owners.count(st.st_uid) == 0)
+    return false;
+  const uint64_t mtime =
+      static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000u +
+      static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  if (mtime < since) return false;
+  if (::unlink(path.c_str()) != 0) {
+    RUNNER_LOG(kLog, kDebug)
+        << "not removed: " << path << ": " << std::strerror(errno);
+    return false;
+  }
+  RUNNER_LOG(kLog, kDebug) << "removed " << path;
+  return true;
+}
+
+// The pid of a V8 log name "isolate-0x<hex>-<pid>-v8.log", or -1.
+int32_t v8_log_pid(std::string_view name) {
+  constexpr std::string_view kHead = "isolate-0x", kTail = "-v8.log";
+  if (!name.starts_with(kHead) || !name.ends_with(kTail)) return -1;
+  name = name.substr(kHead.size(), name.size() - kHead.size() - kTail.size());
+  const size_t dash = name.find('-');
+  if (dash == 0 || dash == std::string_view::npos) return -1;
+  for (char c : name.substr(0, dash))
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return -1;
+  const std::string_view digits = name.substr(dash + 1);
+  if (digits.empty() || digits.size() > 9) return -1;
+  int32_t pid = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid;
+}
+
+// "jit-<decimal pid>.dump".
+bool is_dump_name(std::string_view name) {
+  constexpr std::string_view kHead = "jit-", kTail = ".dump";
+  if (!name.starts_with(kHead) || !name.ends_with(kTail)) return false;
+  name = name.substr(kHead.size(), name.size() - kHead.size() - kTail.size());
+  return !name.empty() && name.size() <= 9 &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+size_t remove_runtime_files(
+    const std::vector<perfdata::TrackedMapping>& mappings,
+    const std::map<int32_t, uint32_t>& uids,
+    const std::vector<std::string>& dirs, uint64_t since) {
+  size_t removed = 0;
+  std::set<std::string> scan(dirs.begin(), dirs.end());
+  std::set<std::string> dumps;
+  std::set<uid_t> owners{::geteuid()};
+  for (const auto& [pid, uid] : uids) owners.insert(uid);
+  for (const perfdata::TrackedMapping& m : mappings) {
+    const std::string dir =
+        std::filesystem::path(m.path).parent_path().string();
+    if (!is_jitdump_mapping(m) || dir == "/tmp" || !dumps.insert(m.path).second)
+      continue;
+    scan.insert(dir);
+    removed += remove_owned_file(m.path, {owner_of(uids, m.pid)});
+  }
+  if (since == 0) return removed;
+  for (const std::string& dir : scan) {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> logs;
+    while (const dirent* e = ::readdir(d))
+      if (v8_log_pid(e->d_name) > 0 ||
+          (dir != "/tmp" && is_dump_name(e->d_name)))
+        logs.emplace_back(e->d_name);
+    ::closedir(d);
+    for (const std::string& name : logs)
+      removed += remove_owned_file(dir + "/" + name, owners, since);
+  }
+  return removed;
 }
 
 JitArtifacts build_jit_artifacts(

@@ -36,7 +36,10 @@ inline constexpr uint64_t kMaxJitDumpBytes = uint64_t{2} << 30;
 bool is_jitdump_mapping(const perfdata::TrackedMapping& mapping);
 
 struct JitArtifacts {
-  std::map<int32_t, std::string> perf_map_lines;          // per pid, to append
+  std::map<int32_t, std::string> perf_map_lines;  // per pid, to append
+  // Per pid, each place a body was and when (jit-<pid>.timeline); dumps
+  // whose times are not CLOCK_MONOTONIC (an architecture clock) have none.
+  std::map<int32_t, std::vector<format::TimedJitEntry>> timeline_by_pid;
   std::vector<std::pair<std::string, std::string>> keys;  // key -> path
   format::ByPid<format::UnwindRef> unwind_by_pid;
   format::ByPid<format::DebugInfoRef> debug_info_by_pid;
@@ -54,6 +57,27 @@ JitArtifacts build_jit_artifacts(
     const format::ProfileLayout& layout,
     const std::vector<perfdata::TrackedMapping>& mappings,
     const std::map<int32_t, uint32_t>& uids, size_t first_key_index);
+
+// What the run's JIT runtimes left in the benchmark's folders, removed once
+// read: V8 writes its jitdump (--perf-prof, which CodSpeed's Node plugins
+// ask for) into the process's working directory (Node 18 and 20 have no
+// flag to put it elsewhere), and --perf-basic-prof or --perf-prof open
+// V8's log there too (isolate-0x<hex>-<pid>-v8.log; --logfile is not
+// allowed in NODE_OPTIONS). Removed, each only when it is a regular file
+// (not a link) owned by the process's uid (`uids`, else the runner's euid):
+//  - every jit-<pid>.dump a process of the run mapped, except those right
+//    in /tmp (where CPython 3.13 writes its dumps, like the perf maps: the
+//    convention's place, left alone);
+//  - every isolate-0x<hex>-<pid>-v8.log, and jit-<pid>.dump (not in /tmp),
+//    in `dirs` and in the dumps' directories last modified at or after
+//    `since` (CLOCK_REALTIME ns, the run's start; 0 removes none): the
+//    run's processes include some no sample names (vitest's main process),
+//    so the time, not the pid, says the file is the run's.
+// Returns how many files were removed.
+size_t remove_runtime_files(
+    const std::vector<perfdata::TrackedMapping>& mappings,
+    const std::map<int32_t, uint32_t>& uids,
+    const std::vector<std::string>& dirs, uint64_t since);
 
 // CPython's perf trampolines (PYTHONPERFSUPPORT=1: a copy of
 // _Py_trampoline_func_start per code object, named "py::..." in

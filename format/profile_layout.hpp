@@ -9,6 +9,7 @@
 //   <index>__<name>.symbols.map    symbols of each unique ELF file
 //   <index>__<name>.unwind_data    .eh_frame(+hdr) of each unique ELF file
 //   perf-<pid>.map                 JIT symbols copied from /tmp
+//   jit-<pid>.timeline             JIT symbols of a jitdump, with their times
 //   results/<pid>.json             walltime results of the integrations
 //   report/                        what `runner report` writes
 //   compare/                       what `runner compare` writes (HEAD's
@@ -69,6 +70,10 @@ class ProfileLayout {
   }
   // The folder's copy of a process's JIT symbols.
   std::string perf_map(int64_t pid) const { return file(perf_map_name(pid)); }
+  // The folder's JIT symbols with their times (from jitdumps).
+  std::string jit_timeline(int64_t pid) const {
+    return file("jit-" + std::to_string(pid) + ".timeline");
+  }
   std::string results_dir() const { return file(kResultsDir); }
   std::string report_dir() const { return file(kReportDir); }
 

@@ -57,9 +57,9 @@ class PerfScriptOutput : public Output {
       address_field(addr, line);
       // Inlined functions (--inline) first, at the same address; like perf,
       // they carry " (inlined)" instead of the dso.
-      for (uint32_t id :
-           symbolizer_.resolve_frames(static_cast<int32_t>(view.sample.pid),
-                                      addr, stack.exact_pc(i))) {
+      for (uint32_t id : symbolizer_.resolve_frames(
+               static_cast<int32_t>(view.sample.pid), addr, stack.exact_pc(i),
+               view.sample.time)) {
         buffer_.append(line.data(), line.size());
         buffer_ += frame_text(id);
       }

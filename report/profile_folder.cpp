@@ -250,20 +250,30 @@ UnwindModule* ProfileFolder::unwind(const std::string& key) {
   return (unwind_[key] = std::move(module)).get();
 }
 
-const std::vector<JitSymbol>* ProfileFolder::perf_map(int32_t pid) {
+const JitNames* ProfileFolder::jit_names(int32_t pid) {
   std::lock_guard<std::mutex> lock(*loading_);
-  auto it = perf_maps_.find(pid);
-  if (it != perf_maps_.end()) return it->second.get();
-  std::unique_ptr<std::vector<JitSymbol>> map;
-  if (auto text = base::read_file(format::ProfileLayout(path_).perf_map(pid))) {
-    map =
-        std::make_unique<std::vector<JitSymbol>>(format::parse_perf_map(*text));
-    std::sort(map->begin(), map->end(),
-              [](const JitSymbol& x, const JitSymbol& y) {
-                return x.start < y.start;
-              });
+  auto it = jit_names_.find(pid);
+  if (it != jit_names_.end()) return it->second.get();
+  const format::ProfileLayout layout(path_);
+  auto map = base::read_file(layout.perf_map(pid));
+  auto timeline = base::read_file(layout.jit_timeline(pid));
+  std::unique_ptr<JitNames> names;
+  if (map || timeline) {
+    size_t bad = 0;
+    names = std::make_unique<JitNames>(
+        map ? format::parse_perf_map(*map)
+            : std::vector<format::PerfMapEntry>{},
+        timeline ? format::parse_jit_timeline(*timeline, &bad)
+                 : std::vector<format::TimedJitEntry>{});
+    if (bad != 0)
+      warnings_.push_back(layout.jit_timeline(pid) + ": " +
+                          std::to_string(bad) + " malformed line(s) skipped");
+    if (names->dropped() != 0)
+      warnings_.push_back("JIT names of pid " + std::to_string(pid) + ": " +
+                          std::to_string(names->dropped()) +
+                          " overlapping entries dropped (too many)");
   }
-  return (perf_maps_[pid] = std::move(map)).get();
+  return (jit_names_[pid] = std::move(names)).get();
 }
 
 }  // namespace runner::report

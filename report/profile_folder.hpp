@@ -1,7 +1,7 @@
 // ProfileFolder: the artifacts of one profile folder, loaded on demand.
 // Missing or corrupt artifacts are warnings: the affected frames become
 // unknown, everything else is still reported. The loaders (symbols, unwind,
-// perf_map) may be called from several threads (the report's unwinding
+// jit_names) may be called from several threads (the report's unwinding
 // pool and its main thread): they load under one lock, and what they
 // return is never modified afterwards. warn() may be called from any
 // thread; warnings() is read once the others are done.
@@ -19,6 +19,7 @@
 #include "base/base.hpp"
 #include "format/format.hpp"
 #include "report/cfi.hpp"
+#include "report/jit_names.hpp"
 #include "symbols/symbols.hpp"
 
 namespace runner::report {
@@ -53,9 +54,6 @@ struct UnwindModule {
   uint64_t base_svma = 0;
 };
 
-// One line of a perf-<pid>.map.
-using JitSymbol = format::PerfMapEntry;
-
 struct Window {
   uint64_t start = 0, end = UINT64_MAX;
   std::string name, uri;
@@ -73,7 +71,9 @@ class ProfileFolder {
   std::string key_path(const std::string& key) const;
   const ModuleSymbols* symbols(const std::string& key);
   UnwindModule* unwind(const std::string& key);
-  const std::vector<JitSymbol>* perf_map(int32_t pid);
+  // The pid's JIT names (perf-<pid>.map and jit-<pid>.timeline), nullptr
+  // when it has neither.
+  const JitNames* jit_names(int32_t pid);
   const std::vector<Window>& windows() const { return windows_; }
   // Empty when every pid is shown (exec-harness runs, or no filter known).
   const std::set<int32_t>& tracked_pids() const { return tracked_pids_; }
@@ -94,7 +94,7 @@ class ProfileFolder {
   std::map<std::string, std::string> key_to_path_;
   std::map<std::string, std::unique_ptr<ModuleSymbols>> symbols_;
   std::map<std::string, std::unique_ptr<UnwindModule>> unwind_;
-  std::map<int32_t, std::unique_ptr<std::vector<JitSymbol>>> perf_maps_;
+  std::map<int32_t, std::unique_ptr<JitNames>> jit_names_;
   std::vector<Window> windows_;
   std::set<int32_t> tracked_pids_;
   bool filter_pids_ = false;

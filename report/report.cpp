@@ -348,7 +348,8 @@ void Pipeline::on_unwound(const perfdata::SampleRecord& sample,
   // Root first, leaf last (inlined functions after their caller).
   for (size_t i = stack.addrs.size(); i-- > 0;) {
     auto frames = symbolizer_.resolve_frames(static_cast<int32_t>(sample.pid),
-                                             stack.addrs[i], stack.exact_pc(i));
+                                             stack.addrs[i], stack.exact_pc(i),
+                                             sample.time);
     ids.insert(ids.end(), frames.rbegin(), frames.rend());
   }
   attribution_.add(target, ids, stack);

@@ -39,9 +39,27 @@ uint32_t Symbolizer::intern(FrameInfo info) {
   return id;
 }
 
+std::span<const uint32_t> Symbolizer::jit_frames(int32_t pid,
+                                                 const JitNames::Entry& entry) {
+  auto it = jit_cache_.find(&entry);
+  if (it == jit_cache_.end()) {
+    FrameList list{static_cast<uint32_t>(frame_lists_.size()), 1};
+    frame_lists_.push_back(
+        intern({display_name(entry.name),
+                "perf-" + std::to_string(pid) + ".map", true}));
+    it = jit_cache_.emplace(&entry, list).first;
+  }
+  return std::span<const uint32_t>(frame_lists_)
+      .subspan(it->second.first, it->second.count);
+}
+
 std::span<const uint32_t> Symbolizer::resolve_frames(int32_t pid, uint64_t addr,
-                                                     bool leaf) {
+                                                     bool leaf, uint64_t time) {
   uint64_t lookup = leaf || addr == 0 ? addr : addr - 1;
+  // JIT code first: its name depends on the time (addresses are reused).
+  if (const JitNames* jit = folder_.jit_names(pid))
+    if (const JitNames::Entry* entry = jit->find(lookup, time))
+      return jit_frames(pid, *entry);
   auto key = std::make_pair(pid, lookup);
   // The recent addresses first: a direct-mapped table in front of cache_.
   Recent& recent = recent_[AddressHash()(key) % kRecentSlots];
@@ -135,17 +153,6 @@ std::optional<uint64_t> Symbolizer::load_bias_of(const PidModules& modules,
 
 FrameInfo Symbolizer::lookup(int32_t pid, uint64_t addr,
                              SymbolLocation* location) {
-  if (const auto* jit = folder_.perf_map(pid)) {
-    auto it = std::upper_bound(
-        jit->begin(), jit->end(), addr,
-        [](uint64_t a, const JitSymbol& s) { return a < s.start; });
-    if (it != jit->begin()) {
-      --it;
-      if (addr < it->start + it->size)
-        return {display_name(it->name), "perf-" + std::to_string(pid) + ".map",
-                true};
-    }
-  }
   const PidModules* modules = folder_.modules(pid);
   if (modules == nullptr) return {"[unknown]", "", false};
   auto symbolize = [&](const std::string& key,

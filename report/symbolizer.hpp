@@ -1,5 +1,7 @@
 // Symbolizer: from an address of a process to frame names, using only the
-// profile folder (.symbols.map + load biases, perf-<pid>.map), and with
+// profile folder (.symbols.map + load biases, perf-<pid>.map and
+// jit-<pid>.timeline: JitNames, which also says whose JIT code was at an
+// address at the sample's time), and with
 // --inline the DWARF of the original ELF files when they match.
 #pragma once
 
@@ -34,9 +36,11 @@ class Symbolizer {
   // innermost first (only with inline expansion), then the function itself.
   // Return addresses (`leaf` false) are looked up at addr - 1 (the call
   // instruction), like perf does; a leaf or an interrupted frame
-  // (UnwoundStack::exact_pc) at addr. Valid until the next resolve call.
+  // (UnwoundStack::exact_pc) at addr. `time` is the sample's (JIT code at a
+  // reused address is named after the code there at that time). Valid
+  // until the next resolve call.
   std::span<const uint32_t> resolve_frames(int32_t pid, uint64_t addr,
-                                           bool leaf);
+                                           bool leaf, uint64_t time);
   const FrameInfo& frame(uint32_t id) const { return frames_[id]; }
   size_t distinct_frames() const { return frames_.size(); }
 
@@ -51,6 +55,9 @@ class Symbolizer {
   };
 
   FrameInfo lookup(int32_t pid, uint64_t addr, SymbolLocation* location);
+  // The frame of a JIT entry, interned once per entry.
+  std::span<const uint32_t> jit_frames(int32_t pid,
+                                       const JitNames::Entry& entry);
   std::optional<uint64_t> load_bias_of(const PidModules& modules,
                                        const UnwindRef& range);
   // The module's inline resolver, opened (and checked against the folder's
@@ -82,6 +89,7 @@ class Symbolizer {
   static constexpr size_t kRecentSlots = 4096;
   std::vector<Recent> recent_ = std::vector<Recent>(kRecentSlots);
   std::vector<uint32_t> frame_lists_;
+  std::unordered_map<const JitNames::Entry*, FrameList> jit_cache_;
   std::map<std::pair<std::string, std::string>, uint32_t> ids_;
   std::map<std::string, std::string> demangled_;
   std::vector<FrameInfo> frames_;

@@ -26,6 +26,7 @@
 #include <doctest/doctest.h>
 
 #include "base/fs.hpp"
+#include "format/format.hpp"
 #include "tests/e2e/e2e_support.hpp"
 #include "tests/support/runtimes.hpp"
 #include "tests/support/skip.hpp"
@@ -176,9 +177,223 @@ void check_deep_python(const std::string& version) {
                  "runner: call graph dwarf,32768: the benchmark runs CPython");
 }
 
+// One place a jitted body was, from a jitdump: [start, end) from `time`
+// until `gone` (its next move).
+struct Placement {
+  uint64_t start = 0, end = 0, time = 0, gone = UINT64_MAX;
+  std::string name;
+};
+
+std::vector<Placement> placements_of(const runner::format::JitDump& dump) {
+  std::vector<Placement> out;
+  for (const auto& code : dump.code) {
+    out.push_back({code.code_addr, code.code_addr + code.code_size,
+                   code.timestamp, UINT64_MAX, code.name});
+    for (const auto& move : code.moves) {
+      out.back().gone = move.timestamp;
+      out.push_back({move.new_code_addr, move.new_code_addr + code.code_size,
+                     move.timestamp, UINT64_MAX, code.name});
+    }
+  }
+  return out;
+}
+
+// The oracle: the placement covering `addr` with the latest time at or
+// before `time` that was still there, or nullptr.
+const Placement* covering(const std::vector<Placement>& all, uint64_t addr,
+                          uint64_t time) {
+  const Placement* best = nullptr;
+  for (const Placement& p : all)
+    if (addr >= p.start && addr < p.end && p.time <= time && time < p.gone &&
+        (best == nullptr || p.time >= best->time))
+      best = &p;
+  return best;
+}
+
+// Whether a name `runner report` printed is the entry's (perf-script cuts
+// nothing, but a name is printed as is, so compare whole).
+bool same_name(const std::string& printed, const std::string& entry) {
+  return printed == entry;
+}
+
 }  // namespace
 
 TEST_SUITE("e2e") {
+  TEST_CASE(
+      "languages: Node code at reused addresses is named after the code "
+      "there at each sample's time (address oracle from the jitdump)") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string node = find_runtime("node");
+    if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
+    TempDir dir;
+    const std::string folder = dir.file("profile");
+    const std::string kept = dir.file("kept.dump");
+    auto r = run_process(
+        runner_argv("exec", folder, dir.path(),
+                    {"--warmup-time", "0", "--max-rounds", "1"},
+                    {node, "--perf-prof", "--expose-gc",
+                     languages_dir() + "/reuse.js", "2.5", kept}),
+        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, dir.path(), 300);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    auto bytes = runner::base::read_file(kept);
+    REQUIRE(bytes.has_value());
+    auto dump = runner::format::read_jitdump(std::span<const uint8_t>(
+        reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
+    REQUIRE(dump.has_value());
+    const std::vector<Placement> all = placements_of(*dump);
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    INFO(report.err);
+    REQUIRE(report.exit_code == 0);
+    remove_runtime_files(folder);
+    size_t jit_frames = 0, wrong = 0, at_reused = 0;
+    for (const PerfSample& s : parse_perf_script(report.out)) {
+      if (s.pid != static_cast<int>(dump->pid)) continue;
+      for (size_t i = 0; i < s.frames.size(); ++i) {
+        const uint64_t addr = i == 0 ? s.frames[i].ip : s.frames[i].ip - 1;
+        const Placement* want = covering(all, addr, s.time_ns);
+        if (want == nullptr) continue;
+        ++jit_frames;
+        // Another body had this address before: the older name is wrong.
+        bool reused = false;
+        for (const Placement& p : all)
+          reused |= addr >= p.start && addr < p.end && p.time < want->time &&
+                    p.name != want->name;
+        at_reused += reused;
+        if (!same_name(s.frames[i].sym, want->name)) {
+          if (++wrong <= 10)
+            MESSAGE("at 0x", std::hex, addr, std::dec, " t=", s.time_ns, ": ",
+                    s.frames[i].sym, " instead of ", want->name);
+        }
+      }
+    }
+    MESSAGE(jit_frames, " JIT frames, ", at_reused, " at reused addresses, ",
+            wrong, " wrong");
+    CHECK(jit_frames >= 200);
+    CHECK(at_reused >= 50);
+    CHECK(wrong == 0);
+  }
+
+  TEST_CASE(
+      "languages: CodSpeed's tinybench plugin finds the flags it checks and "
+      "leaves nothing in the project folder") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string source = binary("TINYBENCH_DIR");
+    if (!file_exists(source + "/node_modules/@codspeed/tinybench-plugin"))
+      RUNNER_SKIP_CASE(
+          "CodSpeed's tinybench plugin is not installed (make test runs npm "
+          "ci in tests/e2e/tinybench)");
+    const std::string git = find_runtime("git");
+    if (git.empty() || find_runtime("node").empty())
+      RUNNER_SKIP_CASE("no git or no node on this machine");
+    TempDir dir;
+    const std::string suite = dir.file("suite");
+    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
+    std::filesystem::copy_file(source + "/bench.mjs", suite + "/bench.mjs");
+    std::filesystem::create_directory_symlink(source + "/node_modules",
+                                              suite + "/node_modules");
+    const std::vector<std::string> before = list_dir(suite);
+    // `node` by name, from the PATH, as a user runs it; the plugin talks to
+    // the runner's FIFOs at their fixed paths (no --fifo-dir).
+    auto r = run_process({binary("RUNNER_BIN"), "run", "--profile-folder",
+                          dir.file("profile"), "--", "node", "bench.mjs"},
+                         {}, suite, 300);
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Collected walltime data for bench.mjs::steady") !=
+          std::string::npos);
+    CHECK((r.out + r.err).find("missing required flags") == std::string::npos);
+    CHECK(r.err.find("warning") == std::string::npos);
+    CHECK(list_dir(suite) == before);
+    remove_runtime_files(dir.file("profile"));
+  }
+
+  TEST_CASE(
+      "languages: CodSpeed's vitest plugin: the benchmarked function names "
+      "its samples, no warning, nothing left in the project folder") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string source = binary("VITEST_DIR");
+    if (!file_exists(source + "/node_modules/@codspeed/vitest-plugin") ||
+        !file_exists(source + "/node_modules/vitest/vitest.mjs"))
+      RUNNER_SKIP_CASE(
+          "CodSpeed's vitest plugin is not installed (make test runs npm ci "
+          "in tests/e2e/vitest)");
+    const std::string git = find_runtime("git");
+    if (git.empty() || find_runtime("node").empty())
+      RUNNER_SKIP_CASE("no git or no node on this machine");
+    TempDir dir;
+    const std::string suite = dir.file("suite");
+    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
+    std::filesystem::create_directory(suite + "/bench");
+    for (const char* file :
+         {"package.json", "vitest.config.mjs", "bench/fibo.bench.mjs"})
+      std::filesystem::copy_file(source + "/" + file, suite + "/" + file);
+    std::filesystem::create_directory_symlink(source + "/node_modules",
+                                              suite + "/node_modules");
+    const std::vector<std::string> before = list_dir(suite);
+    const std::string folder = dir.file("profile");
+    auto r = run_process(
+        {binary("RUNNER_BIN"), "run", "--profile-folder", folder, "--", "node",
+         "node_modules/vitest/vitest.mjs", "bench", "--run"},
+        {}, suite, 300);
+    INFO(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK((r.out + r.err).find("missing required flags") == std::string::npos);
+    CHECK(r.err.find("runner: warning") == std::string::npos);
+    CHECK(list_dir(suite) == before);
+    auto report = run_process(
+        {binary("RUNNER_BIN"), "report", "--format", "perf-script", folder});
+    INFO(report.err);
+    REQUIRE(report.exit_code == 0);
+    remove_runtime_files(folder);
+    // The benchmark's process: the one with the most samples.
+    const auto samples = parse_perf_script(report.out);
+    std::map<int, size_t> per_pid;
+    for (const auto& s : samples) ++per_pid[s.pid];
+    int bench_pid = 0;
+    size_t most = 0;
+    for (const auto& [pid, n] : per_pid)
+      if (n > most) most = n, bench_pid = pid;
+    size_t in_fibo = 0, total = 0;
+    for (const auto& s : samples) {
+      if (s.pid != bench_pid) continue;
+      ++total;
+      in_fibo += std::any_of(s.frames.begin(), s.frames.end(), [](auto& f) {
+        return f.sym.find("fibo ") != std::string::npos &&
+               f.sym.find("fibo.bench.mjs") != std::string::npos;
+      });
+    }
+    MESSAGE("vitest: ", in_fibo, " of ", total,
+            " samples of the benchmark's process under fibo");
+    REQUIRE(total >= 100);
+    CHECK(in_fibo * 100 >= total * 90);
+  }
+
+  TEST_CASE(
+      "languages: a normal Node run leaves nothing in the project folder and "
+      "warns about no jitdump") {
+    RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
+    const std::string node = find_runtime("node");
+    if (node.empty()) RUNNER_SKIP_CASE("no node on this machine");
+    TempDir dir;  // the project folder: the benchmark's working directory
+    REQUIRE(runner::base::make_directories(dir.file("project")));
+    const std::string project = dir.file("project");
+    auto r = run_process(
+        runner_argv("exec", dir.file("profile"), dir.path(),
+                    {"--warmup-time", "0", "--max-rounds", "1"},
+                    {node, "--perf-prof", languages_dir() + "/app.js", "1"}),
+        {"RUNNER_EXEC_HARNESS=" + binary("EXEC_HARNESS_BIN")}, project, 300);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("jitdump(s)") != std::string::npos);  // one was read
+    CHECK(r.err.find("ends inside a record") == std::string::npos);
+    CHECK(r.err.find("warning") == std::string::npos);
+    CHECK(list_dir(project).empty());
+    for (const std::string& name : list_dir(project)) MESSAGE("left: ", name);
+    remove_runtime_files(dir.file("profile"));
+  }
+
   TEST_CASE("languages: Node names and walks its JavaScript functions") {
     RUNNER_SKIP_CASE_UNLESS_PERF_EVENTS();
     const std::string node = find_runtime("node");

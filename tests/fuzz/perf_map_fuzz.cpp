@@ -1,5 +1,5 @@
 // perf-<pid>.map (JIT symbols): the bytes as the perf map of pid 1 in an
-// otherwise empty profile folder, parsed by ProfileFolder::perf_map; and
+// otherwise empty profile folder, indexed by ProfileFolder::jit_names; and
 // format's reader and writer, whose output must read back to itself.
 #include <cstddef>
 #include <cstdint>
@@ -27,9 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   runner::fuzz::write_input(folder + "/perf-1.map", data, size);
   auto pf = runner::report::ProfileFolder::open(folder);
   if (!pf) return 0;
-  const auto* map = pf->perf_map(1);
-  if (map == nullptr) return 0;
-  for (size_t i = 1; i < map->size(); ++i)
-    if ((*map)[i - 1].start > (*map)[i].start) std::abort();
+  const auto* names = pf->jit_names(1);
+  if (names == nullptr) return 0;
+  // Each line's start is named by that line or a later one covering it.
+  for (const auto& e : again) {
+    const auto* found = names->find(e.start, 0);
+    if (e.size != 0 && e.start != UINT64_MAX &&
+        (found == nullptr || found->start > e.start || found->end <= e.start))
+      std::abort();
+  }
   return 0;
 }

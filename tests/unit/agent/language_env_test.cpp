@@ -1,10 +1,17 @@
 #include "agent/language_env.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include "agent/node_shim.hpp"
+#include "base/base.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace runner::agent {
 namespace {
@@ -67,6 +74,37 @@ TEST_CASE("language support: nothing to add gives no summary line") {
        "PYTHONPERFSUPPORT=1", "PYTHON_PERF_JIT_SUPPORT=1"});
   CHECK(got.changes.empty());
   CHECK(language_support_line(got.changes).empty());
+}
+
+TEST_CASE(
+    "node shim: runs the first node on PATH with the flags first, its path "
+    "quoted; none without a node; removed with the object") {
+  CHECK(node_shim_script("/opt/it's/node") ==
+        "#!/bin/sh\n# runner: node with the V8 flags of a walltime run\n"
+        "exec '/opt/it'\\''s/node' --perf-basic-prof --perf-prof "
+        "--interpreted-frames-native-stack --allow-natives-syntax \"$@\"\n");
+  testing::TempDir dir;
+  const std::string bin = dir.file("bin");
+  REQUIRE(base::make_directories(bin));
+  auto none = NodeShim::create("relative:" + dir.path());
+  REQUIRE(none.has_value());
+  CHECK(*none == nullptr);
+  REQUIRE(base::write_file_atomic(bin + "/node", "#!/bin/sh\n"));
+  REQUIRE(::chmod((bin + "/node").c_str(), 0755) == 0);
+  std::string shim_dir;
+  {
+    auto shim = NodeShim::create(dir.path() + ":" + bin + ":/usr/bin");
+    REQUIRE(shim.has_value());
+    REQUIRE(*shim != nullptr);
+    CHECK((*shim)->real_node() == bin + "/node");
+    shim_dir = (*shim)->dir();
+    struct stat st {};
+    REQUIRE(::stat((shim_dir + "/node").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    CHECK(base::read_file(shim_dir + "/node").value_or("") ==
+          node_shim_script(bin + "/node"));
+  }
+  CHECK(::access(shim_dir.c_str(), F_OK) != 0);
 }
 
 }  // namespace

@@ -77,6 +77,25 @@ TEST_SUITE("format") {
     CHECK(all[1].path == "[vdso]");
   }
 
+  TEST_CASE("jit timeline: entries round-trip; bad lines counted") {
+    std::vector<TimedJitEntry> entries = {
+        {0x7f0000001000ULL, 0x40, 0x10, UINT64_MAX, "LazyCompile:*fib a.js:3"},
+        {0x2000, 0x10, 5, 9, "moved"},
+    };
+    const std::string text = format_jit_timeline(entries);
+    CHECK(text ==
+          "7f0000001000 40 10 ffffffffffffffff LazyCompile:*fib a.js:3\n"
+          "2000 10 5 9 moved\n");
+    size_t bad = 0;
+    auto back = parse_jit_timeline(text + "1 2 9 5 backwards\n1 2 3\n", &bad);
+    REQUIRE(back.size() == 2);
+    CHECK(back[0].to == UINT64_MAX);
+    CHECK(back[0].name == entries[0].name);
+    CHECK(back[1].from == 5);
+    CHECK(back[1].to == 9);
+    CHECK(bad == 2);
+  }
+
   TEST_CASE("perf map: entries round-trip; 0x prefixes and spaces read") {
     std::vector<PerfMapEntry> entries = {
         {0x7f0000001000ULL, 0x40, "LazyCompile:*fib /app/fib.js:3"},
