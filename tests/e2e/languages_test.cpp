@@ -177,6 +177,23 @@ void check_deep_python(const std::string& version) {
                  "runner: call graph dwarf,32768: the benchmark runs CPython");
 }
 
+// A git project in `dir` with `files` of `source` (paths under it) and its
+// installed node_modules, as a user's project with a CodSpeed plugin.
+std::string plugin_project(TempDir& dir, const std::string& git,
+                           const std::string& source,
+                           const std::vector<std::string>& files) {
+  const std::string project = dir.file("suite");
+  REQUIRE(run_process({git, "init", "-q", project}).exit_code == 0);
+  for (const std::string& file : files) {
+    const fs::path to = project + "/" + file;
+    fs::create_directories(to.parent_path());
+    fs::copy_file(source + "/" + file, to);
+  }
+  fs::create_directory_symlink(source + "/node_modules",
+                               project + "/node_modules");
+  return project;
+}
+
 // One place a jitted body was, from a jitdump: [start, end) from `time`
 // until `gone` (its next move).
 struct Placement {
@@ -288,11 +305,7 @@ TEST_SUITE("e2e") {
     if (git.empty() || find_runtime("node").empty())
       RUNNER_SKIP_CASE("no git or no node on this machine");
     TempDir dir;
-    const std::string suite = dir.file("suite");
-    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
-    std::filesystem::copy_file(source + "/bench.mjs", suite + "/bench.mjs");
-    std::filesystem::create_directory_symlink(source + "/node_modules",
-                                              suite + "/node_modules");
+    const std::string suite = plugin_project(dir, git, source, {"bench.mjs"});
     const std::vector<std::string> before = list_dir(suite);
     // `node` by name, from the PATH, as a user runs it; the plugin talks to
     // the runner's FIFOs at their fixed paths (no --fifo-dir).
@@ -323,14 +336,9 @@ TEST_SUITE("e2e") {
     if (git.empty() || find_runtime("node").empty())
       RUNNER_SKIP_CASE("no git or no node on this machine");
     TempDir dir;
-    const std::string suite = dir.file("suite");
-    REQUIRE(run_process({git, "init", "-q", suite}).exit_code == 0);
-    std::filesystem::create_directory(suite + "/bench");
-    for (const char* file :
-         {"package.json", "vitest.config.mjs", "bench/fibo.bench.mjs"})
-      std::filesystem::copy_file(source + "/" + file, suite + "/" + file);
-    std::filesystem::create_directory_symlink(source + "/node_modules",
-                                              suite + "/node_modules");
+    const std::string suite = plugin_project(
+        dir, git, source,
+        {"package.json", "vitest.config.mjs", "bench/fibo.bench.mjs"});
     const std::vector<std::string> before = list_dir(suite);
     const std::string folder = dir.file("profile");
     auto r = run_process(
