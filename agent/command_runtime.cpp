@@ -1,11 +1,7 @@
 #include "agent/command_runtime.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 
 #include "base/base.hpp"
 
@@ -19,26 +15,14 @@ std::string base_name(const std::string& path) {
 
 // The interpreter a "#!" line names, with env's program in its place
 // (`#!/usr/bin/env -S python3 -u` names python3); "" when none.
-std::string shebang_program(const std::string& head) {
-  if (!head.starts_with("#!")) return "";
-  std::istringstream line(head.substr(2, head.find('\n') - 2));
-  std::string word;
-  if (!(line >> word)) return "";
-  if (base_name(word) != "env") return word;
-  while (line >> word) {
-    if (word.find('=') != std::string::npos) continue;  // NAME=value
-    if (!word.starts_with("-")) return word;
+std::string shebang_program(const std::vector<std::string>& words) {
+  if (words.empty() || base_name(words.front()) != "env")
+    return words.empty() ? "" : words.front();
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i].find('=') != std::string::npos) continue;  // NAME=value
+    if (!words[i].starts_with("-")) return words[i];
   }
   return "";
-}
-
-// The first bytes of a regular file, "" when it is not one or unreadable.
-std::string file_head(const std::string& path) {
-  auto fd = base::open_regular_file(path, base::following_symlinks());
-  if (!fd) return "";
-  std::array<char, kShebangBytes> buffer{};
-  const ssize_t n = ::pread(fd->get(), buffer.data(), buffer.size(), 0);
-  return n > 0 ? std::string(buffer.data(), static_cast<size_t>(n)) : "";
 }
 
 // The program's own name and, through symlinks, its file's.
@@ -70,7 +54,7 @@ CommandRuntime command_runtime(const std::vector<std::string>& argv,
   if (!found) return CommandRuntime::kOther;
   if (auto by_file = runtime_of_file(*found); by_file != CommandRuntime::kOther)
     return by_file;
-  const std::string interpreter = shebang_program(file_head(*found));
+  const std::string interpreter = shebang_program(base::shebang_words(*found));
   if (interpreter.empty()) return CommandRuntime::kOther;
   if (interpreter.find('/') == std::string::npos) {
     auto resolved = base::find_executable(interpreter, path_env);

@@ -1,9 +1,9 @@
 // Which language runtime a benchmark command starts, as far as its first
 // word tells: the program's name (through symlinks), or the interpreter of
-// a script's "#!" line (`#!/usr/bin/env python3` too). Used to give
-// interpreters the stack copy their frames need (choose_stack_size()).
-// Reads at most the first kShebangBytes of a regular file; anything else
-// (missing, a FIFO, unreadable) is kOther.
+// a script's "#!" line (`#!/usr/bin/env python3` too; base::shebang_words
+// reads it). Used to give interpreters the stack copy their frames need
+// (choose_stack_size()). A program that is missing, unreadable or not a
+// regular file is kOther.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,6 @@ namespace runner::agent {
 
 enum class CommandRuntime { kOther, kCPython, kJvm };
 
-inline constexpr size_t kShebangBytes = 256;
 // The stack copy of dwarf mode for a command that runs CPython or a JVM,
 // when the user gave no SIZE: each Python call adds an interpreter frame
 // and a trampoline of several hundred bytes, and the JVM's compiled and

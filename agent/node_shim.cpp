@@ -1,7 +1,6 @@
 #include "agent/node_shim.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,19 +9,17 @@
 namespace runner::agent {
 namespace {
 
-// The first executable regular file named `node` in the PATH value.
+// The first executable regular file named `node` in the PATH value's
+// absolute directories (never the working directory).
 std::string find_node(const std::string& path) {
   std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty() || dir[0] != '/') continue;  // never the cwd
-    const std::string candidate = dir + "/node";
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return {};
+  std::string dir, absolute;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && dir[0] == '/')
+      absolute += (absolute.empty() ? "" : ":") + dir;
+  if (absolute.empty()) return {};
+  auto found = base::find_executable("node", absolute);
+  return found ? *found : std::string();
 }
 
 std::string shell_quoted(const std::string& text) {

@@ -10,10 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "config.h"
 
@@ -41,18 +44,10 @@ std::string first_unsearchable_dir(const std::string& path) {
   return "";
 }
 
-// The interpreter named by a "#!" first line, or "" (reads 256 bytes).
+// The interpreter named by a "#!" first line, or "".
 std::string shebang_interpreter(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) return "";
-  char head[256];
-  ssize_t n = ::read(fd.get(), head, sizeof(head));
-  if (n < 2 || head[0] != '#' || head[1] != '!') return "";
-  std::string line(head + 2, static_cast<size_t>(n) - 2);
-  line = line.substr(0, line.find('\n'));
-  size_t start = line.find_first_not_of(" \t");
-  if (start == std::string::npos) return "";
-  return line.substr(start, line.find_first_of(" \t", start) - start);
+  const std::vector<std::string> words = shebang_words(path);
+  return words.empty() ? "" : words.front();
 }
 
 // Why an execve of `path` fails with EACCES, in words.
@@ -185,6 +180,26 @@ std::string ExitStatus::describe() const {
            (name != nullptr ? std::string(" (SIG") + name + ")" : "");
   }
   return "exited with code " + std::to_string(code);
+}
+
+std::vector<std::string> shebang_words(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  char head[kShebangBytes];
+  const ssize_t n = ::read(fd.get(), head, sizeof(head));
+  if (n < 2 || head[0] != '#' || head[1] != '!') return {};
+  std::string_view line(head + 2, static_cast<size_t>(n) - 2);
+  line = line.substr(0, line.find('\n'));
+  // Split as the kernel does: on spaces and tabs.
+  std::vector<std::string> words;
+  size_t at = 0;
+  while ((at = line.find_first_not_of(" \t", at)) != std::string_view::npos) {
+    const size_t end = std::min(line.find_first_of(" \t", at), line.size());
+    words.emplace_back(line.substr(at, end - at));
+    at = end;
+  }
+  return words;
 }
 
 Result<std::string> find_executable(const std::string& name,

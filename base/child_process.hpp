@@ -52,6 +52,13 @@ struct ExitStatus {
 // "SIGTERM", or "signal 64" for a number without a name.
 std::string signal_name(int sig);
 
+// The words of a regular file's "#!" first line, its interpreter first,
+// split on spaces and tabs as the kernel splits them; empty when the file
+// is not a regular file or has no such line. Reads kShebangBytes at most
+// (a FIFO or device is never read).
+inline constexpr size_t kShebangBytes = 256;
+std::vector<std::string> shebang_words(const std::string& path);
+
 // Resolves argv[0] against PATH like execvp (a name with '/' is taken as is).
 // Errors name the cause: "not found", "is a directory", "no execute
 // permission (mode 0644)", "not searchable" for a directory on the path;
